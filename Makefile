@@ -1,0 +1,68 @@
+# Quick start: `make run` (build and evaluate the benchmark) and `make test`.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := $(CURDIR)/.venv
+UI_PORT ?= 4200
+CACHE := $(CURDIR)/.cache
+
+export PATH := $(VENV)/bin:$(PATH)
+export PREFECT_HOME ?= $(CACHE)/prefect
+export DVC_SITE_CACHE_DIR ?= $(CACHE)/dvc-site
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export PREFECT_SERVER_UI_V2_ENABLED := false
+export DO_NOT_TRACK := 1
+export DVC_NO_ANALYTICS := 1
+export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 120
+
+# While `make ui` is up, every flow run reports to it.
+UI_URL := $(shell curl -sf -m 2 http://127.0.0.1:$(UI_PORT)/api/health >/dev/null 2>&1 && echo http://127.0.0.1:$(UI_PORT)/api)
+ifneq ($(UI_URL),)
+export PREFECT_API_URL := $(UI_URL)
+endif
+
+.PHONY: install bubblewrap run test lint ui ui-stop clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[dev]'
+	touch $@
+
+bubblewrap:
+	@command -v bwrap >/dev/null && exit 0; \
+	if [ "$$(id -u)" = 0 ]; then \
+		echo "installing bubblewrap (the agent sandbox)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap; \
+	else \
+		echo "bubblewrap (the agent sandbox) is missing. Run: sudo apt-get install -y bubblewrap"; \
+		exit 1; \
+	fi
+
+install: $(VENV)/.installed bubblewrap
+
+run: install
+	dvc repro
+	dvc metrics show
+
+test: install
+	pytest
+
+lint: install
+	ruff check stages flows tests catalog
+
+ui: install
+	@mkdir -p $(CACHE)
+	@if [ -n "$(UI_URL)" ]; then echo "Prefect UI already running: http://127.0.0.1:$(UI_PORT)"; exit 0; fi; \
+	nohup prefect server start --host 127.0.0.1 --port $(UI_PORT) > $(CACHE)/prefect-ui.log 2>&1 & \
+	echo $$! > $(CACHE)/prefect-ui.pid; \
+	for i in $$(seq 1 90); do \
+		curl -sf -m 2 http://127.0.0.1:$(UI_PORT)/api/health >/dev/null 2>&1 && break; sleep 1; \
+	done; \
+	curl -sf -m 2 http://127.0.0.1:$(UI_PORT)/api/health >/dev/null || { echo "Prefect server did not start; see $(CACHE)/prefect-ui.log"; exit 1; }; \
+	echo "Prefect UI: http://127.0.0.1:$(UI_PORT)  (make run now reports here; make ui-stop to stop)"
+
+ui-stop:
+	@if [ -f $(CACHE)/prefect-ui.pid ]; then kill $$(cat $(CACHE)/prefect-ui.pid) 2>/dev/null || true; rm -f $(CACHE)/prefect-ui.pid; echo "Prefect UI stopped"; fi
+
+clean:
+	rm -rf raw/synthetic processed/sources processed/repositories processed/benchmark processed/runs

@@ -1,0 +1,133 @@
+"""Prefect flow: turn the catalog into a benchmark (extract -> align -> formalize & label -> verify).
+
+Run by DVC as `python -m flows.construct`. Every task here calls a plain function from `stages/`.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from prefect import flow, task, unmapped
+from prefect.cache_policies import NO_CACHE
+from prefect.artifacts import create_markdown_artifact
+from prefect.task_runners import ThreadPoolTaskRunner
+
+from stages import annotate, construct
+from stages.benchmark import verification_report, write_benchmark
+from stages.catalog import CatalogTask, load_catalog, load_scopes
+from stages.layout import BENCHMARK, CATALOG, REPOSITORIES, task_dir
+from stages.params import load_params
+from stages.repository import read_manifest, read_table
+from stages.runner import sandbox_limits
+
+
+@task(name="extract", task_run_name="extract {catalog_task.spec.id}", cache_policy=NO_CACHE)
+def extract(catalog_task: CatalogTask):
+    """Stage 1: select the repository tables and columns the task needs."""
+    return construct.extract_tables(catalog_task, REPOSITORIES / catalog_task.spec.data.repository)
+
+
+@task(name="align", task_run_name="align {catalog_task.spec.id}", cache_policy=NO_CACHE)
+def align(catalog_task: CatalogTask, tables) -> Path:
+    """Stage 2: stage the task's public files and its private annotator files."""
+    return construct.stage_public_files(catalog_task, tables, task_dir(BENCHMARK, catalog_task.spec.id))
+
+
+@task(name="label", task_run_name="label {query.task_id} {query.scope}", cache_policy=NO_CACHE)
+def label(query: construct.Query, limits, hidden):
+    """Stage 3: run the annotator script to produce the query's gold answer."""
+    return annotate.label_query(query, task_dir(BENCHMARK, query.task_id), limits, hidden)
+
+
+@task(name="verify", task_run_name="verify {query.task_id} {query.scope}", cache_policy=NO_CACHE)
+def verify(query: construct.Query, gold: dict, answer, limits, hidden, rel_tol: float):
+    """Stage 4: re-run the annotator in a fresh sandbox and check gold against targets."""
+    return annotate.verify_query(query, gold, answer, task_dir(BENCHMARK, query.task_id), limits,
+                                 hidden, rel_tol)
+
+
+def draw(catalog_task: CatalogTask, limit: int):
+    """Resolve a task's scopes against its repository into rendered queries."""
+    repository = REPOSITORIES / catalog_task.spec.data.repository
+    key = read_manifest(repository)["entity_key"]
+    dates = read_table(repository, "timeseries", ["date"])["date"]
+    scopes = load_scopes(CATALOG / catalog_task.spec.domain)
+    return construct.draw_queries(catalog_task, scopes, read_table(repository, "entities"), key,
+                                  (dates.min(), dates.max()), limit)
+
+
+@flow(name="construct", flow_run_name="construct {profile} benchmark")
+def build_benchmark(profile: str) -> str:
+    """Build processed/benchmark from the catalog at the given profile's scale."""
+    params = load_params()
+    settings = params.construct
+    limits = sandbox_limits(settings.limits)
+    hidden = [Path.cwd().resolve()]
+    tasks = load_catalog(CATALOG, settings.domains)
+    by_id = {t.spec.id: t for t in tasks}
+    shutil.rmtree(BENCHMARK, ignore_errors=True)
+    drawn, queries, discards = {}, [], []
+    for catalog_task in tasks:
+        align(catalog_task, extract(catalog_task))
+        task_queries, task_discards = draw(catalog_task, settings.queries_per_task[profile])
+        drawn[catalog_task.spec.id] = len(task_queries)
+        queries += task_queries
+        discards += task_discards
+    labelled = label.map(queries, limits=unmapped(limits), hidden=unmapped(hidden)).result()
+    golds = {}
+    for query, (gold, discard) in zip(queries, labelled, strict=True):
+        if discard is None:
+            golds[query.query_id] = gold
+        else:
+            discards.append(discard)
+    to_verify = [q for q in queries if q.query_id in golds]
+    checks = verify.map(to_verify, [golds[q.query_id] for q in to_verify],
+                        [by_id[q.task_id].spec.answer for q in to_verify],
+                        limits=unmapped(limits), hidden=unmapped(hidden),
+                        rel_tol=unmapped(settings.verify_rel_tol)).result()
+    verified: dict[str, list] = {t: [] for t in by_id}
+    for query, discard in zip(to_verify, checks, strict=True):
+        if discard is None:
+            verified[query.task_id].append(query)
+        else:
+            discards.append(discard)
+    splits = {}
+    for task_id, task_queries in verified.items():
+        try:
+            splits.update(construct.split_queries([q.query_id for q in task_queries],
+                                                  settings.split.train, settings.split.val,
+                                                  settings.split.min_test))
+        except ValueError as error:
+            discards.append(construct.Discard(task_id, "*", "split", f"task dropped: {error}"))
+            verified[task_id] = []
+    kept = [q for qs in verified.values() for q in qs]
+    for task_id, task_queries in verified.items():
+        private = task_dir(BENCHMARK, task_id) / "private"
+        construct.write_private_queries(private, task_queries, golds)
+    report = verification_report(drawn, verified, discards)
+    bench_id = write_benchmark(BENCHMARK, kept, splits, report)
+    create_markdown_artifact(key="verification", markdown=construct_summary(report),
+                             description="Queries drawn, verified and discarded per task")
+    return bench_id
+
+
+def construct_summary(report: dict) -> str:
+    """A Markdown table of the verification report for the Prefect UI."""
+    lines = ["| task | drawn | verified | discarded |", "|---|---|---|---|"]
+    for task_id, entry in report["tasks"].items():
+        lines.append(f"| {task_id} | {entry['queries_drawn']} | {entry['queries_verified']} | "
+                     f"{len(entry['discarded'])} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """DVC entry point."""
+    params = load_params()
+    runner = ThreadPoolTaskRunner(max_workers=params.construct.concurrency)
+    bench_id = build_benchmark.with_options(task_runner=runner)(params.profile)
+    print(f"construct: benchmark {bench_id} written to {BENCHMARK}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""Built-in reference agents: the oracle (upper bound and self-check) and two floors.
+
+- `oracle` runs the task's annotator reproduction script, exactly as the construction flow did.
+- `nodata` (MoSciBench's NoDataGuess) answers from the prompt alone, never opening `data/`.
+- `defensive` writes zeros and -1 sentinels; the realistic filter must score it 0.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from stages.agents.program import AgentProgram, QueryContext
+
+SCRIPTS = Path(__file__).parent / "scripts"
+
+
+def oracle(options: dict, query: QueryContext) -> AgentProgram:
+    """Run the private reproduce.py of the query's task (mounted alone at /agent)."""
+    return AgentProgram(
+        argv=[sys.executable, "/agent/reproduce.py"],
+        agent_dir=query.private_dir / "annotator",
+    )
+
+
+def nodata(options: dict, query: QueryContext) -> AgentProgram:
+    """Answer with no-skill values read from the prompt's answer-format block."""
+    return AgentProgram(argv=[sys.executable, "/agent/nodata.py", "/workspace"], agent_dir=SCRIPTS)
+
+
+def defensive(options: dict, query: QueryContext) -> AgentProgram:
+    """Answer zeros and -1 sentinels in the declared shape."""
+    return AgentProgram(
+        argv=[sys.executable, "/agent/defensive.py", "/workspace"], agent_dir=SCRIPTS
+    )

@@ -1,0 +1,48 @@
+"""DVC entry point `align@<domain>`: join a domain's sources into an aligned repository."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from stages.domains import ALIGNERS
+from stages.params import load_params
+from stages.repository import read_manifest, read_table, write_tables
+
+
+def align(domain: str, sources: list[str], sources_dir: Path, out_dir: Path) -> dict:
+    """Read the domain's source tables, join them, write the repository; returns the manifest."""
+    inputs = {}
+    for source in sources:
+        folder = sources_dir / source
+        manifest = read_manifest(folder)
+        inputs[source] = {name: read_table(folder, name) for name in manifest["tables"]}
+        inputs[source]["_manifest"] = manifest
+    aligned = ALIGNERS[domain]
+    tables = aligned.align(inputs)
+    metadata = {
+        "kind": "repository",
+        "domain": domain,
+        "entity_key": aligned.ENTITY_KEY,
+        "sources": {
+            s: {"citation": inputs[s]["_manifest"]["citation"],
+                "license": inputs[s]["_manifest"]["license"]}
+            for s in sources
+        },
+    }
+    return write_tables(out_dir, tables, metadata)
+
+
+def main() -> None:
+    """Align the domain named on the command line."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("domain", choices=sorted(ALIGNERS))
+    args = parser.parse_args()
+    section = load_params().align[args.domain]
+    out_dir = Path("processed/repositories") / args.domain
+    manifest = align(args.domain, section.sources, Path("processed/sources"), out_dir)
+    print(f"align@{args.domain}: { {n: e['rows'] for n, e in manifest['tables'].items()} }")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""Write the built benchmark's shared files: queries, splits, verification report, benchmark id."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from pathlib import Path
+
+from stages.construct import Discard, Query, queries_frame
+from stages.hashing import content_hash, file_sha256, write_json
+from stages.repository import write_parquet
+
+
+def verification_report(
+    drawn: dict[str, int], verified: dict[str, list[Query]], discards: list[Discard]
+) -> dict:
+    """Account for every scope and query: how many were drawn, verified, and why others were not."""
+    by_task: dict[str, list[dict]] = defaultdict(list)
+    for discard in sorted(discards, key=lambda d: (d.task_id, d.stage, d.scope)):
+        by_task[discard.task_id].append(dataclasses.asdict(discard))
+    tasks = {
+        task_id: {
+            "queries_drawn": drawn[task_id],
+            "queries_verified": len(verified.get(task_id, [])),
+            "discarded": by_task.get(task_id, []),
+        }
+        for task_id in sorted(drawn)
+    }
+    return {
+        "tasks": tasks,
+        "tasks_kept": sorted(t for t, qs in verified.items() if qs),
+        "queries_drawn": sum(drawn.values()),
+        "queries_verified": sum(len(qs) for qs in verified.values()),
+        "discarded": len(discards),
+    }
+
+
+def write_benchmark(
+    out_dir: Path,
+    queries: list[Query],
+    splits: dict[str, str],
+    report: dict,
+) -> str:
+    """Write queries.parquet, splits.json, verification.json and benchmark.json; return the id."""
+    frame = queries_frame(queries, splits)
+    write_parquet(frame, out_dir / "queries.parquet")
+    split_ids = {name: sorted(q for q, s in splits.items() if s == name)
+                 for name in ("train", "val", "test")}
+    write_json(out_dir / "splits.json", split_ids)
+    write_json(out_dir / "verification.json", report)
+    public_files = sorted(
+        [str(p.relative_to(out_dir)), file_sha256(p)]
+        for p in (out_dir / "tasks").glob("*/public/*")
+    )
+    bench_id = "b-" + content_hash([sorted(splits.items()), sorted({q.task_hash for q in queries}),
+                                    public_files])
+    counts = {name: len(ids) for name, ids in split_ids.items()}
+    write_json(out_dir / "benchmark.json", {
+        "benchmark_id": bench_id,
+        "tasks": sorted({q.task_id for q in queries}),
+        "queries": len(queries),
+        "splits": counts,
+    })
+    return bench_id

@@ -1,0 +1,170 @@
+"""The four construction stages as plain functions (MoSciBench): extract, align, formalize & label, verify.
+
+`flows/construct.py` orchestrates them with Prefect; everything here is testable without it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import pandas as pd
+
+from stages.catalog import CatalogTask, ScopeSpec
+from stages.hashing import content_hash
+from stages.prompts import render_prompt
+from stages.repository import read_manifest, read_table, write_tables
+from stages.scopes import ScopeUnavailable, resolve_scope
+from stages.tables import Table
+
+
+@dataclass(frozen=True)
+class Query:
+    """One scoped query of a task. `query_id` is the hash of the task hash and the resolved scope."""
+
+    query_id: str
+    task_id: str
+    task_hash: str
+    scope: str
+    scope_kind: str
+    scope_citation: str
+    n_entities: int
+    start: date
+    end: date
+    prompt: str
+
+
+@dataclass(frozen=True)
+class Discard:
+    """A scope or query left out of the benchmark, with the stage that left it out and why."""
+
+    task_id: str
+    scope: str
+    stage: str
+    reason: str
+    query_id: str | None = None
+
+
+def extract_tables(task: CatalogTask, repository_dir: Path) -> list[Table]:
+    """Stage 1, extract: the repository tables and columns the task's data spec names."""
+    manifest = read_manifest(repository_dir)
+    tables = []
+    for name, columns in sorted(task.spec.data.tables.items()):
+        entry = manifest["tables"].get(name)
+        if entry is None:
+            raise KeyError(f"task {task.spec.id}: repository has no table {name!r}")
+        unknown = sorted(set(columns) - set(entry["columns"]))
+        if unknown:
+            raise KeyError(f"task {task.spec.id}: table {name!r} has no columns {unknown}")
+        units = {c: entry["columns"][c]["unit"] for c in columns if entry["columns"][c]["unit"] != "key"}
+        keys = tuple(k for k in entry["keys"] if k in columns)
+        tables.append(Table(name, read_table(repository_dir, name, columns), keys, units))
+    return tables
+
+
+def data_readme(task_id: str, tables: list[Table]) -> str:
+    """The public data README: tables, keys, columns and units; no citation, no answer."""
+    lines = [f"# Data for {task_id}", ""]
+    for table in tables:
+        lines += [f"## {table.name}.parquet", "", f"{len(table.frame)} rows; key: "
+                  f"{', '.join(table.keys) or '(none)'}", "", "| column | dtype | unit |",
+                  "|---|---|---|"]
+        lines += [f"| {c} | {table.frame[c].dtype} | {table.units.get(c, 'key')} |"
+                  for c in table.frame.columns]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def stage_public_files(task: CatalogTask, tables: list[Table], task_dir: Path) -> Path:
+    """Stage 2, align: write the task's public Parquet files + README, and its private files."""
+    public, private = task_dir / "public", task_dir / "private"
+    shutil.rmtree(task_dir, ignore_errors=True)
+    write_tables(public, tables, {"kind": "public", "task": task.spec.id})
+    (public / "manifest.json").unlink()
+    (public / "README.md").write_text(data_readme(task.spec.id, tables))
+    for path in public.iterdir():
+        path.chmod(0o444)
+    (private / "annotator").mkdir(parents=True)
+    shutil.copyfile(task.reproduce, private / "annotator" / "reproduce.py")
+    shutil.copyfile(task.folder / "task.yaml", private / "task.yaml")
+    return public
+
+
+def draw_queries(
+    task: CatalogTask,
+    scopes: dict[str, ScopeSpec],
+    entities: pd.DataFrame,
+    entity_key: str,
+    span: tuple[date, date],
+    limit: int,
+) -> tuple[list[Query], list[Discard]]:
+    """Stage 3a, formalize: resolve the task's scopes into at most `limit` rendered queries."""
+    queries, discards = [], []
+    for name in task.spec.scopes:
+        try:
+            resolved = resolve_scope(scopes[name], entities, entity_key, span[0], span[1],
+                                     task.spec.min_entities, task.spec.min_years)
+        except ScopeUnavailable as error:
+            discards.append(Discard(task.spec.id, name, "formalize", str(error)))
+            continue
+        if len(queries) == limit:
+            discards.append(Discard(task.spec.id, name, "formalize",
+                                    f"query pool is full ({limit} queries per task)"))
+            continue
+        query_id = "q-" + content_hash([task.task_hash, resolved.block()])
+        queries.append(Query(query_id, task.spec.id, task.task_hash, name, resolved.kind,
+                             resolved.citation, len(resolved.entities), resolved.start,
+                             resolved.end, render_prompt(task.spec, resolved)))
+    return queries, discards
+
+
+def answers_agree(first: dict, second: dict, rel_tol: float) -> bool:
+    """Whether two annotator answers agree: same keys, numbers within `rel_tol`, the rest equal."""
+    if isinstance(first, dict) and isinstance(second, dict):
+        return first.keys() == second.keys() and all(
+            answers_agree(first[k], second[k], rel_tol) for k in first)
+    if isinstance(first, list) and isinstance(second, list):
+        return len(first) == len(second) and all(
+            answers_agree(a, b, rel_tol) for a, b in zip(first, second, strict=True))
+    if isinstance(first, bool) or isinstance(second, bool):
+        return first is second
+    if isinstance(first, int | float) and isinstance(second, int | float):
+        return abs(first - second) <= rel_tol * max(abs(first), abs(second), 1e-12)
+    return first == second
+
+
+def split_queries(query_ids: list[str], train: float, val: float, min_test: int) -> dict[str, str]:
+    """Assign one task's verified queries to train/val/test, deterministically by id order.
+
+    Test gets `max(min_test, round(n * (1 - train - val)))` queries, val `round(n * val)` of the
+    rest, train the remainder. Raises ValueError when fewer than `min_test` queries exist.
+    """
+    ordered = sorted(query_ids)
+    n = len(ordered)
+    if n < min_test:
+        raise ValueError(f"{n} verified queries, a task needs at least {min_test} for its test split")
+    n_test = min(n, max(min_test, round(n * (1 - train - val))))
+    n_val = min(n - n_test, round(n * val))
+    splits = ["test"] * n_test + ["val"] * n_val + ["train"] * (n - n_test - n_val)
+    return dict(zip(ordered, splits, strict=True))
+
+
+def queries_frame(queries: list[Query], splits: dict[str, str]) -> pd.DataFrame:
+    """The public query table (no citation, no gold) with each query's split."""
+    rows = [
+        {"query_id": q.query_id, "task_id": q.task_id, "task_hash": q.task_hash, "scope": q.scope,
+         "scope_kind": q.scope_kind, "n_entities": q.n_entities, "start": q.start, "end": q.end,
+         "split": splits[q.query_id], "prompt": q.prompt}
+        for q in sorted(queries, key=lambda q: (q.task_id, q.query_id))
+    ]
+    return pd.DataFrame(rows)
+
+
+def write_private_queries(private_dir: Path, queries: list[Query], gold: dict[str, dict]) -> None:
+    """Write a task's gold answers and scope citations (never staged for an agent)."""
+    records = {q.query_id: {"scope": q.scope, "scope_citation": q.scope_citation,
+                            "gold": gold[q.query_id]} for q in queries}
+    (private_dir / "queries.json").write_text(json.dumps(records, sort_keys=True, indent=2) + "\n")

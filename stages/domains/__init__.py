@@ -1,0 +1,5 @@
+"""Domain aligners: each joins its sources' tables on shared keys into `entities` + `timeseries` + ..."""
+
+from stages.domains import camels
+
+ALIGNERS = {"camels": camels}

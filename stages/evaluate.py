@@ -1,0 +1,97 @@
+"""Evaluation as plain functions: which queries are pending, and running one query for an agent."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from stages.agents import AGENTS, QueryContext
+from stages.agents.program import directory_hash
+from stages.hashing import content_hash
+from stages.journal import JournalRecord, record_key
+from stages.layout import task_dir
+from stages.params import AgentParams
+from stages.runner import run_query
+from stages.sandbox import Limits
+
+
+@dataclass(frozen=True)
+class AgentSetup:
+    """A configured agent: its name, params and the hash that keys its journal records."""
+
+    name: str
+    params: AgentParams
+    agent_hash: str
+    model: str | None
+
+
+def setup_agent(name: str, params: AgentParams) -> AgentSetup:
+    """Hash the agent's kind, options and (for external programs) the bytes of its agent_dir."""
+    if params.kind not in AGENTS:
+        raise KeyError(f"agent {name}: unknown kind {params.kind!r}; known: {sorted(AGENTS)}")
+    agent_dir = params.options.get("agent_dir")
+    files = directory_hash(Path(agent_dir)) if agent_dir else None
+    agent_hash = content_hash([params.kind, params.options, files])
+    return AgentSetup(name, params, agent_hash, params.options.get("model"))
+
+
+def load_split(benchmark: Path, split: str) -> pd.DataFrame:
+    """The queries of one split, sorted by task then query id."""
+    queries = pd.read_parquet(benchmark / "queries.parquet")
+    chosen = queries[queries["split"] == split]
+    return chosen.sort_values(["task_id", "query_id"]).reset_index(drop=True)
+
+
+def benchmark_id(benchmark: Path) -> str:
+    """The content id of the built benchmark."""
+    return json.loads((benchmark / "benchmark.json").read_text())["benchmark_id"]
+
+
+def evaluate_query(
+    query: dict,
+    agent: AgentSetup,
+    benchmark: Path,
+    bench_id: str,
+    limits: Limits,
+    hidden: list[Path],
+    infra_retries: int,
+    unsafe_no_sandbox: bool = False,
+) -> JournalRecord:
+    """Run the agent on one query; infrastructure failures are retried, never scored as the agent's."""
+    folder = task_dir(benchmark, query["task_id"])
+    context = QueryContext(query["query_id"], query["task_id"], folder / "private")
+    program = AGENTS[agent.params.kind](agent.params.options, context)
+    for attempt_number in range(1, infra_retries + 2):
+        attempt = run_query(query["prompt"], folder / "public", program, limits, hidden,
+                            unsafe_no_sandbox)
+        if attempt.infra_error is None:
+            break
+    return JournalRecord(
+        key=record_key(query["task_hash"], query["query_id"], agent.agent_hash, agent.model),
+        query_id=query["query_id"],
+        task_id=query["task_id"],
+        agent=agent.name,
+        agent_hash=agent.agent_hash,
+        model=agent.model,
+        benchmark_id=bench_id,
+        exit_code=attempt.exit_code,
+        timed_out=attempt.timed_out,
+        infra_error=attempt.infra_error,
+        answer_text=attempt.answer_text,
+        attempts=attempt_number,
+        wall_seconds=attempt.wall_seconds,
+        stdout=attempt.stdout,
+        stderr=attempt.stderr,
+    )
+
+
+def pending_queries(queries: pd.DataFrame, agent: AgentSetup, done: set[str]) -> list[dict]:
+    """The queries whose key is not yet in the journal, as plain dicts."""
+    rows = queries.to_dict("records")
+    return [
+        row for row in rows
+        if record_key(row["task_hash"], row["query_id"], agent.agent_hash, agent.model) not in done
+    ]

@@ -1,0 +1,23 @@
+"""Where each stage's outputs live (relative to the project root); dvc.yaml names the same paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+CATALOG = Path("catalog")
+SOURCES = Path("processed/sources")
+REPOSITORIES = Path("processed/repositories")
+BENCHMARK = Path("processed/benchmark")
+RUNS = Path("processed/runs")
+METRICS = Path("processed/metrics")
+REPORTS = Path("processed/reports")
+
+
+def task_dir(benchmark: Path, task_id: str) -> Path:
+    """A built task's folder: `public/` (staged for agents) and `private/` (gold, annotator)."""
+    return benchmark / "tasks" / task_id
+
+
+def journal_path(runs: Path, agent: str) -> Path:
+    """The append-only journal of one agent."""
+    return runs / agent / "journal.jsonl"

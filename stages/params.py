@@ -1,0 +1,121 @@
+"""params.yaml as a validated model. Only entry points call `load_params`; they pass plain values down.
+
+Every section forbids unknown keys, so a typo fails fast and names the key. Source- and agent-specific
+blocks are validated by the `Params` model of the module the registry names.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+Profile = Literal["tiny", "default", "full"]
+
+
+class Section(BaseModel):
+    """Base for params sections: unknown keys fail."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SynthesizeSource(Section):
+    """Generator settings shared by all profiles, plus the size of each profile."""
+
+    params: dict[str, Any] = {}
+    scales: dict[Profile, dict[str, Any]]
+
+
+class IngestSource(Section):
+    """Where a source's raw files are and how its reader behaves (reader `Params`)."""
+
+    raw_dir: str
+    params: dict[str, Any] = {}
+
+
+class AlignDomain(Section):
+    """Which sources an aligned repository joins."""
+
+    sources: list[str]
+
+
+class SandboxLimits(Section):
+    """Resource limits for one sandboxed process."""
+
+    wall_seconds: float = 600.0
+    cpu_seconds: int = 600
+    memory_gb: float = 8.0
+    file_size_mb: int = 1024
+
+
+class SplitParams(Section):
+    """Per-task split shares; the rest is test, which never has fewer than `min_test` queries."""
+
+    train: float = 0.6
+    val: float = 0.2
+    min_test: int = 3
+
+
+class ConstructParams(Section):
+    """The four-stage construction flow."""
+
+    domains: list[str]
+    queries_per_task: dict[Profile, int]
+    split: SplitParams = SplitParams()
+    verify_rel_tol: float = 1e-6
+    concurrency: int = Field(2, ge=1)
+    limits: SandboxLimits = SandboxLimits()
+
+
+class EvaluateParams(Section):
+    """Evaluation runs: which agents, which split, how many at once, how often infra errors retry."""
+
+    agents: list[str]
+    split: Literal["train", "val", "test"] = "test"
+    concurrency: int = Field(2, ge=1)
+    infra_retries: int = Field(2, ge=0)
+    limits: SandboxLimits = SandboxLimits()
+
+
+class AgentParams(Section):
+    """One configured agent: its kind (a key of `stages.agents.AGENTS`) and kind-specific options."""
+
+    kind: str
+    options: dict[str, Any] = {}
+
+
+with warnings.catch_warnings():
+    # `construct` is the stage family's name in params.yaml; it shadows a deprecated BaseModel
+    # classmethod nobody here calls.
+    warnings.simplefilter("ignore", UserWarning)
+
+    class ProjectParams(Section):
+        """The whole of params.yaml."""
+
+        profile: Profile
+        synthesize: dict[str, SynthesizeSource]
+        ingest: dict[str, IngestSource]
+        align: dict[str, AlignDomain]
+        construct: ConstructParams
+        evaluate: EvaluateParams
+        agents: dict[str, AgentParams]
+
+
+class ParamsError(ValueError):
+    """params.yaml is unreadable or invalid; the message names the file and the key."""
+
+
+def load_params(path: Path = Path("params.yaml")) -> ProjectParams:
+    """Read and validate params.yaml (whole file, every section)."""
+    try:
+        raw = yaml.safe_load(path.read_text())
+        params = ProjectParams.model_validate(raw)
+    except (OSError, yaml.YAMLError, ValidationError) as error:
+        raise ParamsError(f"{path}: {error}") from error
+    unknown = sorted(set(params.evaluate.agents) - set(params.agents))
+    if unknown:
+        raise ParamsError(f"{path}: evaluate.agents names unconfigured agents {unknown}")
+    return params

@@ -1,0 +1,88 @@
+"""Render what an agent reads: the task prompt, the scope block and the answer-format block.
+
+The answer-format block tells the agent the exact shape of `work/answer.json` (metric names, units,
+valid ranges, or the hypothesis format). It never holds targets, gold values or citations.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from string import Template
+
+from stages.catalog import AnswerSpec, TaskSpec
+from stages.scopes import ResolvedScope, render_scope_block
+
+ANSWER_BLOCK = re.compile(r"## Answer format\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
+
+
+class PromptError(ValueError):
+    """A prompt template could not be rendered (unknown or unresolved placeholder)."""
+
+
+def answer_schema(answer: AnswerSpec) -> dict:
+    """The public description of the answer file: what to write, never what is right."""
+    if answer.metrics is not None:
+        return {
+            "kind": "metrics",
+            "metrics": [
+                {
+                    "name": m.name,
+                    "description": m.description,
+                    "unit": m.unit,
+                    "valid_range": list(m.valid_range),
+                    "no_skill": m.no_skill,
+                }
+                for m in answer.metrics
+            ],
+        }
+    spec = answer.hypothesis
+    return {
+        "kind": "hypothesis",
+        "format": spec.format,
+        "description": spec.description,
+        "categories": spec.categories,
+        "valid_range": list(spec.valid_range),
+    }
+
+
+def render_answer_block(answer: AnswerSpec) -> str:
+    """Render the answer-format block with an example of the file's shape."""
+    schema = answer_schema(answer)
+    if schema["kind"] == "metrics":
+        shape = '{"metrics": {' + ", ".join(f'"{m["name"]}": <number>' for m in schema["metrics"])
+        shape += "}}"
+    else:
+        shape = '{"answer": <' + schema["format"] + ">}"
+    return (
+        "## Answer format\n\n"
+        f"Write `work/answer.json` as `{shape}`. The fields:\n\n"
+        f"```json\n{json.dumps(schema, sort_keys=True)}\n```\n"
+    )
+
+
+def render_prompt(task: TaskSpec, scope: ResolvedScope) -> str:
+    """Render the full prompt.md of one query."""
+    values = {
+        "scope_description": scope.description,
+        "n_entities": str(len(scope.entities)),
+        "start": scope.start.isoformat(),
+        "end": scope.end.isoformat(),
+    }
+    try:
+        body = Template(task.prompt).substitute(values)
+    except (KeyError, ValueError) as error:
+        raise PromptError(f"task {task.id}: prompt placeholder problem: {error!r}") from error
+    return (
+        f"# {task.id}\n\n{body.strip()}\n\n"
+        "The data are in `data/` (read-only; see `data/README.md`). Work in `work/`.\n\n"
+        f"{render_scope_block(scope)}\n{render_answer_block(task.answer)}"
+    )
+
+
+def parse_answer_block(prompt: str) -> dict:
+    """Read the answer-format JSON back out of a rendered prompt."""
+    match = ANSWER_BLOCK.search(prompt)
+    if match is None:
+        raise ValueError("prompt has no '## Answer format' block with a ```json fence")
+    return json.loads(match.group("json"))

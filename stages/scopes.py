@@ -1,0 +1,127 @@
+"""Scopes turn a task into a pool of queries: each scope names a slice of a domain's entities and years.
+
+A scope resolves against an aligned repository's `entities` table into a concrete, sorted entity list
+and a date range. The resolved scope is what the prompt's scope block shows the agent (and the
+annotator script, which reads the same block).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import date
+
+import numpy as np
+import pandas as pd
+
+from stages.catalog import ScopeSpec
+
+SCOPE_BLOCK = re.compile(r"## Scope\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class ResolvedScope:
+    """A scope made concrete: which entities (sorted) and which dates, inclusive."""
+
+    name: str
+    kind: str
+    description: str
+    citation: str
+    entity_key: str
+    entities: tuple[str, ...]
+    start: date
+    end: date
+
+    def block(self) -> dict:
+        """The machine-readable part of the prompt's scope block."""
+        return {
+            "entity_key": self.entity_key,
+            "entities": list(self.entities),
+            "start": self.start.isoformat(),
+            "end": self.end.isoformat(),
+        }
+
+
+class ScopeUnavailable(ValueError):
+    """The scope cannot be drawn from this repository (too few entities or years)."""
+
+
+def _filter(entities: pd.DataFrame, column: str, rule: object) -> pd.Series:
+    if column not in entities.columns:
+        raise ScopeUnavailable(f"entities have no column {column!r}")
+    values = entities[column]
+    if isinstance(rule, list):
+        return values.isin(rule)
+    if isinstance(rule, dict) and set(rule) <= {"min", "max"}:
+        keep = values.notna()
+        if "min" in rule:
+            keep &= values >= rule["min"]
+        if "max" in rule:
+            keep &= values <= rule["max"]
+        return keep
+    raise ScopeUnavailable(f"unreadable entity rule for {column!r}: {rule!r}")
+
+
+def resolve_scope(
+    scope: ScopeSpec,
+    entities: pd.DataFrame,
+    entity_key: str,
+    first_date: date,
+    last_date: date,
+    min_entities: int,
+    min_years: int,
+) -> ResolvedScope:
+    """Resolve a scope against a repository's entities and its date span.
+
+    Raises:
+        ScopeUnavailable: with the reason, when the scope selects fewer than `min_entities`
+            entities or fewer than `min_years` years of data.
+    """
+    keep = pd.Series(True, index=entities.index)
+    for column, rule in sorted(scope.entities.items()):
+        keep &= _filter(entities, column, rule)
+    chosen = sorted(entities.loc[keep, entity_key].astype(str))
+    if scope.sample is not None:
+        if len(chosen) < scope.sample:
+            raise ScopeUnavailable(
+                f"scope samples {scope.sample} entities but only {len(chosen)} are available"
+            )
+        rng = np.random.default_rng(scope.seed)
+        chosen = sorted(rng.choice(np.array(chosen), size=scope.sample, replace=False).tolist())
+    if len(chosen) < min_entities:
+        raise ScopeUnavailable(f"scope selects {len(chosen)} entities, the task needs {min_entities}")
+    start, end = first_date, last_date
+    if scope.years is not None:
+        start = max(start, date(scope.years[0], 1, 1))
+        end = min(end, date(scope.years[1], 12, 31))
+    years = (end - start).days / 365.25 if end >= start else 0.0
+    if years + 1e-9 < min_years - 0.01:
+        raise ScopeUnavailable(f"scope covers {years:.2f} years of data, the task needs {min_years}")
+    return ResolvedScope(
+        name=scope.name,
+        kind=scope.kind,
+        description=scope.description,
+        citation=scope.citation,
+        entity_key=entity_key,
+        entities=tuple(chosen),
+        start=start,
+        end=end,
+    )
+
+
+def render_scope_block(scope: ResolvedScope) -> str:
+    """Render the prompt's scope block: the description, then the JSON an agent can parse."""
+    return (
+        f"## Scope\n\n{scope.description} ({len(scope.entities)} {scope.entity_key} values, "
+        f"{scope.start.isoformat()} to {scope.end.isoformat()}).\n\n"
+        f"```json\n{json.dumps(scope.block(), sort_keys=True)}\n```\n"
+    )
+
+
+def parse_scope_block(prompt: str) -> dict:
+    """Read the JSON scope block back out of a rendered prompt (what agents and annotators do)."""
+    match = SCOPE_BLOCK.search(prompt)
+    if match is None:
+        raise ValueError("prompt has no '## Scope' block with a ```json fence")
+    return json.loads(match.group("json"))

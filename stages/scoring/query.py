@@ -1,0 +1,124 @@
+"""Score one query: its outcome, which checks pass, its pass rate and its training reward.
+
+This is the per-item scorer (inspect_ai `scorer/_match.py`); `aggregate.py` turns many of these
+into task and system metrics. Only `answered` queries (parsed and realistic) earn a pass rate or a
+reward; every other outcome scores 0 and is counted by `aggregate.py` as that outcome.
+
+Gold has the shape of an answer: `{"metrics": {name: value}}`, where each value is the reference
+of the training reward (missing or `null` = no reference), or `{"answer": value}`. A malformed gold
+file is the benchmark's fault, never the agent's: it raises `GoldError` instead of scoring 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from statistics import fmean
+
+from stages.catalog import AnswerSpec
+from stages.scoring.checks import hypothesis_matches, metric_reward, target_satisfied
+from stages.scoring.outcomes import (
+    Execution,
+    Outcome,
+    answer_kind,
+    as_finite,
+    classify,
+    parse_document,
+)
+
+HYPOTHESIS_CHECK = "answer"
+
+
+class GoldError(ValueError):
+    """The gold answer does not fit the task's answer spec."""
+
+
+@dataclass(frozen=True)
+class QueryScore:
+    """The score of one query.
+
+    Attributes:
+        outcome: What happened (see `Outcome`).
+        exec_ok: Whether the program exited with code 0 (MoSciBench Exec).
+        metric_passes: Metric name -> check passed, for every defined metric of an answered
+            metrics task; `{"answer": passed}` for an answered hypothesis task; empty otherwise.
+        pass_rate: Share of `metric_passes` that pass; 0.0 unless answered.
+        reward: ST-Bench training reward in [0, 1]; 0.0 unless answered.
+    """
+
+    outcome: Outcome
+    exec_ok: bool
+    metric_passes: dict[str, bool]
+    pass_rate: float
+    reward: float
+
+
+def _references(spec: AnswerSpec, gold: dict) -> dict[str, float | None]:
+    reported = gold.get("metrics") if isinstance(gold, dict) else None
+    if not isinstance(reported, dict):
+        raise GoldError(f"gold needs a `metrics` object, got {gold!r}")
+    references: dict[str, float | None] = {}
+    for metric in spec.metrics or []:
+        raw = reported.get(metric.name)
+        references[metric.name] = None if raw is None else as_finite(raw)
+        if raw is not None and references[metric.name] is None:
+            raise GoldError(f"gold metric {metric.name}: {raw!r} is not a finite number")
+    return references
+
+
+def _gold_answer(spec: AnswerSpec, gold: dict) -> object:
+    parsed = parse_document(spec, gold)
+    if parsed is None:
+        raise GoldError(f"gold {gold!r} does not fit the {spec.hypothesis.format} format")
+    return parsed["answer"]
+
+
+def _score_metrics(spec: AnswerSpec, parsed: dict, gold: dict) -> tuple[dict[str, bool], float]:
+    references = _references(spec, gold)
+    values = parsed["metrics"]
+    passes, rewards = {}, []
+    for metric in spec.metrics or []:
+        value = values.get(metric.name)
+        passes[metric.name] = value is not None and target_satisfied(metric, value)
+        reference = references[metric.name]
+        rewards.append(0.0 if value is None else metric_reward(metric, value, reference))
+    return passes, fmean(rewards)
+
+
+def _score_hypothesis(spec: AnswerSpec, parsed: dict, gold: dict) -> tuple[dict[str, bool], float]:
+    passed = hypothesis_matches(spec.hypothesis, parsed["answer"], _gold_answer(spec, gold))
+    return {HYPOTHESIS_CHECK: passed}, float(passed)
+
+
+GOLD_VALIDATORS: dict[str, Callable[[AnswerSpec, dict], object]] = {
+    "metrics": _references,
+    "hypothesis": _gold_answer,
+}
+SCORERS: dict[str, Callable[[AnswerSpec, dict, dict], tuple[dict[str, bool], float]]] = {
+    "metrics": _score_metrics,
+    "hypothesis": _score_hypothesis,
+}
+
+
+def score_query(spec: AnswerSpec, execution: Execution, gold: dict) -> QueryScore:
+    """Score one query of a task.
+
+    Args:
+        spec: The task's answer spec.
+        execution: What the harness recorded for the run.
+        gold: The annotator's gold answer for this query.
+
+    Returns:
+        The query's outcome, pass flags, pass rate and training reward.
+
+    Raises:
+        GoldError: If the gold answer does not fit the spec (checked for every outcome).
+    """
+    kind = answer_kind(spec)
+    GOLD_VALIDATORS[kind](spec, gold)
+    outcome, parsed = classify(spec, execution)
+    if outcome is not Outcome.ANSWERED or parsed is None:
+        return QueryScore(outcome, execution.exec_ok, {}, 0.0, 0.0)
+    passes, reward = SCORERS[kind](spec, parsed, gold)
+    pass_rate = sum(passes.values()) / len(passes)
+    return QueryScore(outcome, execution.exec_ok, passes, pass_rate, reward)

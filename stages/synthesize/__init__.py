@@ -1,0 +1,5 @@
+"""Synthetic raw-data generators, one module per source, each writing the source's native format."""
+
+from stages.synthesize import camels_us
+
+SYNTHESIZERS = {"camels_us": camels_us}

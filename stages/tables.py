@@ -1,0 +1,44 @@
+"""Values passed between readers, stages and the repository writer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Table:
+    """A tidy table with its key columns and the unit of every column (`"1"` if dimensionless).
+
+    Key columns have no unit entry requirement; every other column must have one.
+    """
+
+    name: str
+    frame: pd.DataFrame
+    keys: tuple[str, ...]
+    units: dict[str, str] = field(default_factory=dict)
+
+
+class RawFormatError(ValueError):
+    """Bad raw input. The message always names the file, the line (or record) and the problem."""
+
+    def __init__(self, path: Path | str, line: int | None, problem: str):
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {problem}")
+
+
+QUARANTINE_COLUMNS = ("file", "line", "problem")
+
+
+def quarantine_table(errors: list[RawFormatError]) -> Table:
+    """Turn the errors a reader set aside into the `quarantine` table a stage publishes."""
+    rows = sorted((e.path, -1 if e.line is None else e.line, e.problem) for e in errors)
+    frame = pd.DataFrame(rows, columns=list(QUARANTINE_COLUMNS)).astype(
+        {"file": "string", "line": "int64", "problem": "string"}
+    )
+    return Table("quarantine", frame, keys=("file", "line"), units={"problem": "1"})

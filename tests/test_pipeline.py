@@ -1,0 +1,147 @@
+"""End to end: the whole DAG on the tiny profile, in a temporary copy of the project."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
+                                reason="bubblewrap (bwrap) is not installed: the sandbox needs it")
+
+
+def project_files() -> list[str]:
+    listing = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )
+    return [f for f in listing.stdout.splitlines() if (ROOT / f).is_file()]
+
+
+def run(cmd: list[str], cwd: Path, env: dict) -> str:
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=1500)
+    assert done.returncode == 0, f"{cmd} failed:\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def listener():
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    yield server.getsockname()[1]
+    server.close()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, listener):
+    project = tmp_path_factory.mktemp("scibench") / "project"
+    for name in project_files():
+        target = project / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, target)
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    params["profile"] = "tiny"
+    params["agents"]["snoop"] = {"kind": "command", "options": {
+        "cmd": f"python {{agent_dir}}/snoop.py {{workspace}} {project} {listener}",
+        "agent_dir": str(project / "tests/data/agents/snoop")}}
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    env = {**os.environ,
+           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+           "PREFECT_HOME": str(project.parent / "prefect"),
+           "DVC_SITE_CACHE_DIR": str(project.parent / "dvc-site"),
+           "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1",
+           "DVC_NO_ANALYTICS": "1", "PREFECT_SERVER_UI_V2_ENABLED": "false",
+           "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120"}
+    env.pop("PREFECT_API_URL", None)
+    run(["git", "init", "-q"], project, env)
+    first = run(["dvc", "repro"], project, env)
+    second = run(["dvc", "repro"], project, env)
+    snoop = run([sys.executable, "-m", "flows.evaluate", "snoop"], project, env)
+    return {"project": project, "first": first, "second": second, "snoop": snoop, "env": env}
+
+
+def metrics(project: Path, agent: str) -> dict:
+    return json.loads((project / "processed/metrics" / f"{agent}.json").read_text())
+
+
+def test_reference_agents_score_as_expected(built):
+    project = built["project"]
+    assert metrics(project, "oracle")["score"] >= 99.0
+    assert metrics(project, "defensive")["score"] == 0.0
+    assert metrics(project, "nodata")["score"] <= 5.0
+
+
+def test_every_task_keeps_three_test_queries(built):
+    queries = pd.read_parquet(built["project"] / "processed/benchmark/queries.parquet")
+    tests = queries[queries["split"] == "test"].groupby("task_id").size()
+    assert len(tests) >= 4
+    assert (tests >= 3).all()
+
+
+def test_second_repro_runs_nothing(built):
+    assert "Running stage" not in built["second"]
+
+
+def test_metrics_record_the_benchmark_version(built):
+    project = built["project"]
+    version = metrics(project, "oracle")["version"]
+    bench = json.loads((project / "processed/benchmark/benchmark.json").read_text())
+    assert version["benchmark_id"] == bench["benchmark_id"]
+    assert version["dvc_lock"] is not None
+
+
+def test_no_gold_citation_or_private_path_reaches_an_agent(built):
+    benchmark = built["project"] / "processed/benchmark"
+    queries = pd.read_parquet(benchmark / "queries.parquet")
+    public_text = [p.read_text() for p in benchmark.glob("tasks/*/public/README.md")]
+    secrets = ["private", str(benchmark)]
+    for private in benchmark.glob("tasks/*/private"):
+        spec = yaml.safe_load((private / "task.yaml").read_text())
+        secrets += [spec["source"]["citation"]] + ([spec["source"]["doi"]] if spec["source"].get("doi") else [])
+        for entry in json.loads((private / "queries.json").read_text()).values():
+            if entry["scope_citation"]:
+                secrets.append(entry["scope_citation"])
+            for value in _numbers(entry["gold"]):
+                if value != round(value):
+                    secrets += [repr(value), f"{value:.4f}"]
+    for text in list(queries["prompt"]) + public_text:
+        for secret in secrets:
+            assert secret not in text, f"{secret!r} reached a prompt or public file"
+
+
+def _numbers(value):
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _numbers(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _numbers(item)
+    elif isinstance(value, float):
+        yield value
+
+
+def test_hostile_agent_is_contained_and_the_run_goes_on(built):
+    project = built["project"]
+    records = [json.loads(line) for line in
+               (project / "processed/runs/snoop/journal.jsonl").read_text().splitlines()]
+    test_queries = pd.read_parquet(project / "processed/benchmark/queries.parquet").query(
+        "split == 'test'")
+    assert sorted(r["query_id"] for r in records) == sorted(test_queries["query_id"])
+    for record in records:
+        report = json.loads(re.search(r"SNOOP (\{.*\})", record["stdout"]).group(1))
+        assert report == {"private_files_visible": 0, "project": "FileNotFoundError",
+                          "socket": report["socket"]}
+        assert report["socket"] in {"ConnectionRefusedError", "OSError", "TimeoutError"}
+        assert record["exit_code"] == 0
