@@ -1,0 +1,165 @@
+"""Synthetic CAMELS-US raw files in the native layout, from a snow + bucket hydrological model.
+
+Writes under `out_dir` exactly what `stages.sources.camels_us` reads (daymet product only)::
+
+    basin_mean_forcing/daymet/<huc>/<gauge>_lump_cida_forcing_leap.txt
+    usgs_streamflow/<huc>/<gauge>_streamflow_qc.txt
+    camels_attributes_v2.0/camels_{name,topo,clim,hydro,soil,geol,vege}.txt
+
+Basins are spread over five HUC-02 regions with distinct regimes (humid New England, humid
+rain-fed Southeast, semi-arid flashy Great Plains, snow-dominated Rockies, wet-winter Pacific
+Northwest). Static attributes are drawn per region; the model parameters follow from them (soil
+capacity from soil depth and porosity, quick-flow share from slope, permeability and clay), and
+the climate and hydrological attributes are computed from the written series, so the files carry
+the structure that large-sample analyses look for. Same params -> byte-identical files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from scipy.signal import lfilter
+
+from stages.synthesize import hydrology_model as model
+from stages.synthesize import hydrology_signatures as signatures
+from stages.synthesize.camels_us_basins import Basins, draw_basins, write_attributes
+
+FT3_TO_M3 = 0.0283168  # as in the reader: mm/d = cfs * FT3_TO_M3 * 86400 / area_m2 * 1000
+CHUNK = 64  # basins simulated together; bounds memory, does not change any value
+FORCING_HEADER = "Year Mnth Day Hr dayl(s) prcp(mm/day) srad(W/m2) swe(mm) tmax(C) tmin(C) vp(Pa)"
+
+
+class Params(BaseModel):
+    """Parameters of `synthesize@camels_us`."""
+
+    model_config = ConfigDict(extra="forbid")
+    seed: int = 42
+    n_basins: int = Field(ge=1, le=9000)
+    first_year: int = Field(ge=1900, le=2100)
+    last_year: int = Field(ge=1900, le=2100)
+    gap_fraction: float = Field(0.02, ge=0.0, le=0.5)
+
+    @model_validator(mode="after")
+    def _years_in_order(self) -> Params:
+        if self.last_year < self.first_year:
+            raise ValueError("last_year must not be before first_year")
+        return self
+
+
+def write(out_dir: Path, params: Params) -> None:
+    """Generate every raw file of the synthetic CAMELS-US source under `out_dir`."""
+    dates = np.arange(np.datetime64(f"{params.first_year}-01-01"),
+                      np.datetime64(f"{params.last_year + 1}-01-01"))
+    year = dates.astype("datetime64[Y]").astype(int) + 1970
+    month = dates.astype("datetime64[M]").astype(int) % 12 + 1
+    doy = (dates - dates.astype("datetime64[Y]")).astype(int) + 1
+    day = (dates - dates.astype("datetime64[M]")).astype(int) + 1
+    stamps = [f"{y} {m:02d} {d:02d}" for y, m, d in zip(year, month, day, strict=True)]
+    basins = draw_basins(params.seed, params.n_basins)
+    regional = {  # weather innovations shared by the basins of a region
+        huc: np.random.default_rng([params.seed, 2, int(huc)]).standard_normal((len(dates), 3))
+        for huc in sorted(set(basins.huc))
+    }
+    derived: dict[str, list[np.ndarray]] = {}
+    for start in range(0, params.n_basins, CHUNK):
+        chunk = np.arange(start, min(start + CHUNK, params.n_basins))
+        region_noise = np.stack([regional[huc] for huc in basins.huc[chunk]], axis=1)
+        s = _simulate(params, basins, chunk, doy, region_noise)
+        _write_series(out_dir, basins, chunk, s, stamps)
+        clim = signatures.climate_indices(doy, month, s["prcp"], s["tmean"], s["pet"])
+        hydro = signatures.hydrological_signatures(year, month, s["q_obs_mm_d"], s["prcp"])
+        for name, values in (clim | hydro).items():
+            derived.setdefault(name, []).append(values)
+    write_attributes(out_dir, basins, {name: np.concatenate(v) for name, v in derived.items()})
+
+
+def _simulate(params: Params, basins: Basins, chunk: np.ndarray, doy: np.ndarray,
+              region_noise: np.ndarray) -> dict[str, np.ndarray]:
+    """Weather, snow, runoff and observed discharge (rounded as written) for a chunk of basins."""
+    n_days = len(doy)
+    local = np.empty((n_days, len(chunk), 3))
+    obs = np.empty((n_days, len(chunk)))
+    gaps = np.zeros((n_days, len(chunk)), dtype=bool)
+    for column, index in enumerate(chunk):
+        rng = np.random.default_rng([params.seed, 1, int(index)])
+        local[:, column, :2] = rng.standard_normal((n_days, 2))
+        local[:, column, 2] = rng.standard_gamma(basins.gamma_shape[index], n_days)
+        obs[:, column] = rng.standard_normal(n_days)
+        gaps[:, column] = _gap_mask(rng, n_days, params.gap_fraction)
+    climate, catchment = basins.model_parameters(chunk)
+    noise = model.mix_innovations(local, region_noise, basins.gamma_shape[chunk])
+    weather = model.simulate_weather(doy, climate, noise)
+    series = {name: _round2(values) for name, values in weather.items() if name != "pet"}
+    series["pet"], series["tmean"] = weather["pet"], (series["tmax"] + series["tmin"]) / 2
+    swe, q = model.simulate_runoff(series["prcp"], weather["tmean"], weather["pet"], catchment)
+    series["swe"] = _round2(swe)
+    error = lfilter([0.6], [1, -0.8], obs, axis=0) * 0.08  # AR(1) rating-curve error
+    area_m2 = basins.header_area_m2[chunk]
+    cfs = _usgs_round(q * np.exp(error - 0.0032) * area_m2 / (FT3_TO_M3 * 86400 * 1000))
+    series["cfs"] = np.where(gaps, -999.0, cfs)
+    series["q_obs_mm_d"] = np.where(gaps, np.nan, cfs * FT3_TO_M3 * 86400 / area_m2 * 1000)
+    cold = lfilter(np.ones(3) / 3, [1], series["tmean"], axis=0) < -5  # ice-affected days
+    series["flag"] = np.where(gaps, "M", np.where(cold, "A:e", "A"))
+    return series
+
+
+def _gap_mask(rng: np.random.Generator, n_days: int, fraction: float) -> np.ndarray:
+    """Runs of missing days (1 day to ~2 months, median ~10 d) covering about `fraction`."""
+    mask = np.zeros(n_days, dtype=bool)
+    target = int(round(fraction * n_days))
+    while mask.sum() < target:
+        length = int(np.clip(rng.lognormal(np.log(10), 0.8), 1, min(60, target - mask.sum())))
+        start = int(rng.integers(0, max(n_days - length, 0) + 1))
+        mask[start:start + length] = True
+    return mask
+
+
+def _round2(values: np.ndarray) -> np.ndarray:
+    return np.round(values, 2) + 0.0  # + 0.0 turns -0.0 into 0.0, so no "-0.00" is written
+
+
+def _usgs_round(cfs: np.ndarray) -> np.ndarray:
+    """Three significant digits, at most two decimals, as USGS publishes daily values."""
+    magnitude = np.floor(np.log10(np.maximum(cfs, 1e-12)))
+    scale = 10.0 ** np.minimum(2 - magnitude, 2)
+    return np.round(cfs * scale) / scale + 0.0
+
+
+def _write_series(out_dir: Path, basins: Basins, chunk: np.ndarray, series: dict[str, np.ndarray],
+                  stamps: list[str]) -> None:
+    """Write the forcing and streamflow file of every basin in the chunk."""
+    forcing_stamps = pl.Series("date", [stamp + " 12" for stamp in stamps])
+    flow_stamps = pl.Series("date", stamps)
+    names = ("dayl", "prcp", "srad", "swe", "tmax", "tmin", "vp")
+    for column, index in enumerate(chunk):
+        gauge, huc = basins.gauge_id[index], basins.huc[index]
+        header = (f"{basins.header_lat_deg[index]:7.2f}\n{basins.header_elev_m[index]:7.2f}\n"
+                  f"{basins.header_area_m2[index]:10d}\n{FORCING_HEADER}\n")
+        table = pl.DataFrame([forcing_stamps] + [pl.Series(n, series[n][:, column]) for n in names])
+        body = table.write_csv(separator="\t", float_precision=2, include_header=False)
+        _write_text(out_dir / "basin_mean_forcing" / "daymet" / huc
+                    / f"{gauge}_lump_cida_forcing_leap.txt", header + body)
+        cents = np.rint(series["cfs"][:, column] * 100).astype(np.int64)
+        flags = pl.Series("flag", series["flag"][:, column].tolist())
+        _write_text(out_dir / "usgs_streamflow" / huc / f"{gauge}_streamflow_qc.txt",
+                    _streamflow_text(gauge, flow_stamps, cents, flags))
+
+
+def _streamflow_text(gauge: str, stamps: pl.Series, cents: np.ndarray, flags: pl.Series) -> str:
+    """Rows `GAUGE YYYY MM DD`, a space, discharge as `%8.2f`, a space and the flag (polars)."""
+    size = pl.col("cents").abs()
+    value = pl.concat_str([
+        pl.when(pl.col("cents") < 0).then(pl.lit("-")).otherwise(pl.lit("")),
+        (size // 100).cast(pl.String), pl.lit("."), (size % 100).cast(pl.String).str.zfill(2),
+    ]).str.pad_start(8)
+    frame = pl.DataFrame([stamps, pl.Series("cents", cents), flags])
+    parts = [pl.lit(gauge + " "), pl.col("date"), pl.lit(" "), value, pl.lit(" "), pl.col("flag")]
+    return "\n".join(frame.select(pl.concat_str(parts)).to_series().to_list()) + "\n"
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode("ascii"))
