@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := $(CURDIR)/.venv
 UI_PORT ?= 4200
-CACHE := $(CURDIR)/.cache
+CACHE ?= $(CURDIR)/.cache
 
 export PATH := $(VENV)/bin:$(PATH)
 export PREFECT_HOME ?= $(CACHE)/prefect
@@ -20,7 +20,7 @@ ifneq ($(UI_URL),)
 export PREFECT_API_URL := $(UI_URL)
 endif
 
-.PHONY: install bubblewrap run test lint ui ui-stop clean
+.PHONY: install bubblewrap chromium run test lint ui ui-stop api-url clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,13 +38,23 @@ bubblewrap:
 		exit 1; \
 	fi
 
+# Headless Chromium is how the tests look at the Prefect UI.
+chromium:
+	@command -v chromium >/dev/null && exit 0; \
+	if [ "$$(id -u)" = 0 ]; then \
+		echo "installing chromium (headless checks of the Prefect UI)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else \
+		echo "chromium is missing: the UI tests will be skipped (sudo apt-get install -y chromium)"; \
+	fi
+
 install: $(VENV)/.installed bubblewrap
 
 run: install
 	dvc repro
 	dvc metrics show
 
-test: install
+test: install chromium
 	pytest
 
 lint: install
@@ -60,6 +70,9 @@ ui: install
 	done; \
 	curl -sf -m 2 http://127.0.0.1:$(UI_PORT)/api/health >/dev/null || { echo "Prefect server did not start; see $(CACHE)/prefect-ui.log"; exit 1; }; \
 	echo "Prefect UI: http://127.0.0.1:$(UI_PORT)  (make run now reports here; make ui-stop to stop)"
+
+api-url:
+	@echo "$(PREFECT_API_URL)"
 
 ui-stop:
 	@if [ -f $(CACHE)/prefect-ui.pid ]; then kill $$(cat $(CACHE)/prefect-ui.pid) 2>/dev/null || true; rm -f $(CACHE)/prefect-ui.pid; echo "Prefect UI stopped"; fi

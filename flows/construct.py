@@ -9,8 +9,8 @@ import shutil
 from pathlib import Path
 
 from prefect import flow, task, unmapped
-from prefect.cache_policies import NO_CACHE
 from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from stages import annotate, construct

@@ -102,7 +102,7 @@ def draw_queries(
     limit: int,
 ) -> tuple[list[Query], list[Discard]]:
     """Stage 3a, formalize: resolve the task's scopes into at most `limit` rendered queries."""
-    queries, discards = [], []
+    queries, discards, seen = [], [], {}
     for name in task.spec.scopes:
         try:
             resolved = resolve_scope(scopes[name], entities, entity_key, span[0], span[1],
@@ -110,11 +110,16 @@ def draw_queries(
         except ScopeUnavailable as error:
             discards.append(Discard(task.spec.id, name, "formalize", str(error)))
             continue
+        query_id = "q-" + content_hash([task.task_hash, resolved.block()])
+        if query_id in seen:
+            discards.append(Discard(task.spec.id, name, "formalize",
+                                    f"same entities and period as scope {seen[query_id]!r}"))
+            continue
+        seen[query_id] = name
         if len(queries) == limit:
             discards.append(Discard(task.spec.id, name, "formalize",
                                     f"query pool is full ({limit} queries per task)"))
             continue
-        query_id = "q-" + content_hash([task.task_hash, resolved.block()])
         queries.append(Query(query_id, task.spec.id, task.task_hash, name, resolved.kind,
                              resolved.citation, len(resolved.entities), resolved.start,
                              resolved.end, render_prompt(task.spec, resolved)))

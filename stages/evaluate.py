@@ -64,10 +64,12 @@ def evaluate_query(
     folder = task_dir(benchmark, query["task_id"])
     context = QueryContext(query["query_id"], query["task_id"], folder / "private")
     program = AGENTS[agent.params.kind](agent.params.options, context)
-    for attempt_number in range(1, infra_retries + 2):
+    attempts = 0
+    while True:
+        attempts += 1
         attempt = run_query(query["prompt"], folder / "public", program, limits, hidden,
                             unsafe_no_sandbox)
-        if attempt.infra_error is None:
+        if attempt.infra_error is None or attempts > infra_retries:
             break
     return JournalRecord(
         key=record_key(query["task_hash"], query["query_id"], agent.agent_hash, agent.model),
@@ -81,7 +83,7 @@ def evaluate_query(
         timed_out=attempt.timed_out,
         infra_error=attempt.infra_error,
         answer_text=attempt.answer_text,
-        attempts=attempt_number,
+        attempts=attempts,
         wall_seconds=attempt.wall_seconds,
         stdout=attempt.stdout,
         stderr=attempt.stderr,

@@ -114,7 +114,7 @@ def read_table(folder: Path, name: str, columns: list[str] | None = None) -> pd.
 
 def verify_hashes(folder: Path) -> None:
     """Check every table file against the SHA-256 its manifest records."""
-    for name, entry in read_manifest(folder)["tables"].items():
+    for entry in read_manifest(folder)["tables"].values():
         actual = file_sha256(folder / entry["file"])
         if actual != entry["sha256"]:
             raise RepositoryError(f"{folder / entry['file']}: content hash differs from manifest")

@@ -1,8 +1,8 @@
 """Query workspaces: the only thing an agent or annotator script ever sees.
 
-    <workspace>/prompt.md   the rendered prompt (read-only inside the sandbox)
-    <workspace>/data/       the task's public files (read-only inside the sandbox)
-    <workspace>/work/       writable; the program writes work/answer.json here
+<workspace>/prompt.md   the rendered prompt (read-only inside the sandbox)
+<workspace>/data/       the task's public files (read-only inside the sandbox)
+<workspace>/work/       writable; the program writes work/answer.json here
 """
 
 from __future__ import annotations

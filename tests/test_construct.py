@@ -33,3 +33,49 @@ def test_answers_agree_within_relative_tolerance_only():
     assert not answers_agree(gold, {"metrics": {"nse": 0.712345}}, 1e-6)
     assert answers_agree({"answer": ["a", 1.0]}, {"answer": ["a", 1.0]}, 1e-6)
     assert not answers_agree({"answer": True}, {"answer": 1}, 1e-6)
+
+
+def _task(scopes: list[str]):
+    from pathlib import Path
+
+    from stages.catalog import CatalogTask, TaskSpec
+
+    spec = TaskSpec.model_validate({
+        "id": "t", "domain": "camels", "category": "clustering", "difficulty": "easy",
+        "modalities": ["timeseries"], "source": {"citation": "c"}, "prompt": "Cluster.",
+        "data": {"repository": "camels", "tables": {"entities": ["gauge_id"]}}, "scopes": scopes,
+        "min_entities": 2,
+        "answer": {"metrics": [{"name": "silhouette", "description": "s", "target": "> 0.2"}]},
+    })
+    return CatalogTask(spec, Path("."), Path("reproduce.py"), task_hash="h1")
+
+
+def test_draw_discards_unavailable_duplicate_and_overflow_scopes():
+    from datetime import date
+
+    import pandas as pd
+
+    from stages.catalog import ScopeSpec
+    from stages.construct import draw_queries
+
+    entities = pd.DataFrame({"gauge_id": ["a", "b", "c"], "huc_02": ["01", "01", "03"]})
+    scopes = {
+        "huc01": ScopeSpec(name="huc01", kind="geographic", description="HUC 01",
+                           entities={"huc_02": ["01"]}),
+        "huc03": ScopeSpec(name="huc03", kind="geographic", description="HUC 03",
+                           entities={"huc_02": ["03"]}),
+        "all": ScopeSpec(name="all", kind="temporal", description="All"),
+        "all_2000s": ScopeSpec(name="all_2000s", kind="temporal", description="All", years=(2000, 2009)),
+        "first": ScopeSpec(name="first", kind="temporal", description="2000", years=(2000, 2000)),
+    }
+    queries, discards = draw_queries(_task(["huc01", "huc03", "all", "all_2000s", "first"]), scopes,
+                                     entities, "gauge_id", (date(2000, 1, 1), date(2001, 12, 31)),
+                                     limit=2)
+    assert [q.scope for q in queries] == ["huc01", "all"]
+    assert [(d.scope, d.reason) for d in discards] == [
+        ("huc03", "scope selects 1 entities, the task needs 2"),
+        ("all_2000s", "same entities and period as scope 'all'"),
+        ("first", "query pool is full (2 queries per task)"),
+    ]
+    assert len({q.query_id for q in queries}) == 2
+    assert all(q.query_id.startswith("q-") for q in queries)

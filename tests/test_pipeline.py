@@ -6,9 +6,12 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pandas as pd
@@ -44,8 +47,50 @@ def listener():
     server.close()
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def offline_env(home: Path) -> dict:
+    return {**os.environ,
+            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+            "PREFECT_HOME": str(home / "prefect"),
+            "DVC_SITE_CACHE_DIR": str(home / "dvc-site"),
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1",
+            "DVC_NO_ANALYTICS": "1", "PREFECT_SERVER_UI_V2_ENABLED": "false",
+            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120"}
+
+
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, listener):
+def prefect_ui(tmp_path_factory):
+    """A local Prefect server with its UI, as `make ui` starts it."""
+    home = tmp_path_factory.mktemp("prefect-ui")
+    port = free_port()
+    env = offline_env(home)
+    env.pop("PREFECT_API_URL", None)
+    server = subprocess.Popen(
+        ["prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"{url}/api/health", timeout=2)
+            break
+        except OSError:
+            time.sleep(1)
+    else:
+        os.killpg(server.pid, signal.SIGTERM)
+        pytest.fail("the Prefect server did not start within 120 s")
+    yield {"url": url, "port": port}
+    os.killpg(server.pid, signal.SIGTERM)
+    server.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory, listener, prefect_ui):
     project = tmp_path_factory.mktemp("scibench") / "project"
     for name in project_files():
         target = project / name
@@ -57,14 +102,7 @@ def built(tmp_path_factory, listener):
         "cmd": f"python {{agent_dir}}/snoop.py {{workspace}} {project} {listener}",
         "agent_dir": str(project / "tests/data/agents/snoop")}}
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    env = {**os.environ,
-           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-           "PREFECT_HOME": str(project.parent / "prefect"),
-           "DVC_SITE_CACHE_DIR": str(project.parent / "dvc-site"),
-           "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1",
-           "DVC_NO_ANALYTICS": "1", "PREFECT_SERVER_UI_V2_ENABLED": "false",
-           "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120"}
-    env.pop("PREFECT_API_URL", None)
+    env = offline_env(project.parent) | {"PREFECT_API_URL": f"{prefect_ui['url']}/api"}
     run(["git", "init", "-q"], project, env)
     first = run(["dvc", "repro"], project, env)
     second = run(["dvc", "repro"], project, env)
@@ -109,7 +147,7 @@ def test_no_gold_citation_or_private_path_reaches_an_agent(built):
     secrets = ["private", str(benchmark)]
     for private in benchmark.glob("tasks/*/private"):
         spec = yaml.safe_load((private / "task.yaml").read_text())
-        secrets += [spec["source"]["citation"]] + ([spec["source"]["doi"]] if spec["source"].get("doi") else [])
+        secrets += [spec["source"]["citation"], spec["source"].get("doi") or spec["source"]["citation"]]
         for entry in json.loads((private / "queries.json").read_text()).values():
             if entry["scope_citation"]:
                 secrets.append(entry["scope_citation"])
@@ -145,3 +183,63 @@ def test_hostile_agent_is_contained_and_the_run_goes_on(built):
                           "socket": report["socket"]}
         assert report["socket"] in {"ConnectionRefusedError", "OSError", "TimeoutError"}
         assert record["exit_code"] == 0
+
+
+def test_make_run_reports_to_a_running_ui(prefect_ui):
+    printed = subprocess.run(["make", "-s", "-C", str(ROOT), "api-url",
+                              f"UI_PORT={prefect_ui['port']}"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    assert printed == f"{prefect_ui['url']}/api"
+
+
+def test_flow_runs_are_watchable_in_the_prefect_ui(built, prefect_ui):
+    request = urllib.request.Request(f"{prefect_ui['url']}/api/flow_runs/filter", data=b"{}",
+                                     headers={"Content-Type": "application/json"})
+    runs = json.loads(urllib.request.urlopen(request, timeout=10).read())
+    states = {run["name"]: run["state_type"] for run in runs}
+    for name in ("construct tiny benchmark", "evaluate oracle on test",
+                 "evaluate nodata on test", "evaluate defensive on test", "evaluate snoop on test"):
+        assert states.get(name) == "COMPLETED", (name, states)
+    if shutil.which("chromium") is None:
+        pytest.skip("chromium is not installed: the rendered UI page was not checked")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--no-first-run"])
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(f"{prefect_ui['url']}/runs")
+        for name in ("construct tiny benchmark", "evaluate oracle on test"):
+            page.get_by_text(name).first.wait_for(timeout=30_000)
+        page.screenshot(path=str(built["project"].parent / "prefect-runs.png"))
+        browser.close()
+
+
+def test_a_killed_evaluation_resumes_without_loss_or_duplicates(built):
+    project, env = built["project"], built["env"]
+    journal = project / "processed/runs/oracle/journal.jsonl"
+    before = journal.read_text().splitlines()
+    train = pd.read_parquet(project / "processed/benchmark/queries.parquet").query("split == 'train'")
+    run = subprocess.Popen([sys.executable, "-m", "flows.evaluate", "oracle", "--split", "train"],
+                           cwd=project, env=env, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 300
+    while len(journal.read_text().splitlines()) <= len(before) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+    survived = journal.read_text().splitlines()
+    assert len(before) < len(survived) < len(before) + len(train)
+    with open(journal, "a") as handle:  # a write cut short by the kill
+        handle.write(survived[-1][:50])
+    resumed = run_cmd_output(project, env)
+    assert f"'skipped': {len(survived)}" in resumed
+    after = journal.read_text().splitlines()
+    assert after[: len(survived)] == survived
+    ids = [json.loads(line)["query_id"] for line in after[len(before):]]
+    assert sorted(ids) == sorted(train["query_id"])
+
+
+def run_cmd_output(project: Path, env: dict) -> str:
+    return run([sys.executable, "-m", "flows.evaluate", "oracle", "--split", "train"], project, env)

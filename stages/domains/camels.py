@@ -6,8 +6,6 @@ time series keeps every forcing day; discharge is null on days the gauge did not
 
 from __future__ import annotations
 
-import pandas as pd
-
 from stages.tables import Table
 
 ENTITY_KEY = "gauge_id"

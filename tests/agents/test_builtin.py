@@ -1,7 +1,6 @@
 import json
 import subprocess
 import sys
-from datetime import date
 from pathlib import Path
 
 import pytest

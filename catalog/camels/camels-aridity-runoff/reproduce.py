@@ -1,0 +1,70 @@
+"""Annotator reproduction: sensitivity of the runoff ratio to the aridity index.
+
+Method (the gold):
+1. Read the scope block of `prompt.md` and keep only its basins and dates.
+2. Runoff ratio of each basin = mean observed streamflow / mean precipitation, both over the
+   scope's days on which streamflow was observed (so gaps do not bias the ratio).
+3. Slope of the ordinary least-squares line of that runoff ratio on the staged aridity index
+   (PET / P, Addor et al. 2017) across the scope's basins. Basins without observed streamflow or
+   without an aridity value are left out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+SCOPE_BLOCK = re.compile(r"## Scope\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
+
+
+def read_scope(prompt: Path) -> dict:
+    """Return the JSON scope block (entity_key, entities, start, end) of the rendered prompt."""
+    match = SCOPE_BLOCK.search(prompt.read_text())
+    if match is None:
+        raise ValueError(f"{prompt}: no '## Scope' block with a ```json fence")
+    return json.loads(match.group("json"))
+
+
+def read_timeseries(data_dir: Path, scope: dict, columns: list[str]) -> pd.DataFrame:
+    """Rows of the scope's basins and dates only, sorted by basin and date."""
+    key = scope["entity_key"]
+    frame = pd.read_parquet(
+        data_dir / "timeseries.parquet",
+        columns=[key, "date", *columns],
+        filters=[(key, "in", list(scope["entities"]))],
+    )
+    frame[key] = frame[key].astype(str)
+    frame["date"] = pd.to_datetime(frame["date"])
+    start, end = pd.Timestamp(scope["start"]), pd.Timestamp(scope["end"])
+    frame = frame[frame["date"].between(start, end) & frame[key].isin(scope["entities"])]
+    return frame.sort_values([key, "date"], kind="stable").reset_index(drop=True)
+
+
+def main() -> None:
+    """Compute the slope and write work/answer.json."""
+    scope = read_scope(Path("prompt.md"))
+    key = scope["entity_key"]
+    frame = read_timeseries(Path("data"), scope, ["prcp_mm_d", "qobs_mm_d"])
+    observed = frame[frame["qobs_mm_d"].notna() & frame["prcp_mm_d"].notna()]
+    means = observed.groupby(key, sort=True)[["qobs_mm_d", "prcp_mm_d"]].mean()
+    means = means[means["prcp_mm_d"] > 0]
+    runoff_ratio = (means["qobs_mm_d"] / means["prcp_mm_d"]).rename("runoff_ratio")
+    entities = pd.read_parquet(Path("data") / "entities.parquet", columns=[key, "aridity"])
+    entities[key] = entities[key].astype(str)
+    table = entities.set_index(key).join(runoff_ratio, how="inner").dropna()
+    table = table[table.index.isin(scope["entities"])]
+    if len(table) < 3:
+        raise SystemExit(f"only {len(table)} basins with aridity and observed streamflow")
+    if table["aridity"].nunique() < 2:
+        raise SystemExit("slope undefined: every basin has the same aridity")
+    slope = np.polyfit(table["aridity"].to_numpy(), table["runoff_ratio"].to_numpy(), deg=1)[0]
+    Path("work").mkdir(exist_ok=True)
+    Path("work/answer.json").write_text(json.dumps({"answer": round(float(slope), 6)}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

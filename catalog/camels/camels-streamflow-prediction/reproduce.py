@@ -1,0 +1,190 @@
+"""Annotator reproduction: daily streamflow simulation from forcing, one model per basin.
+
+Method (the gold; the prompt leaves the method to the agent):
+1. Read the scope block of `prompt.md` and keep only its basins and dates.
+2. Build forcing-only features per basin-day (observed streamflow is never an input):
+   the day's forcing; a degree-day snow routine (snowpack, melt, rain + melt = liquid water
+   input); potential evapotranspiration from the radiation form of Hargreaves' equation; soil
+   moisture and runoff of simple soil buckets of 50, 150 and 400 mm capacity driven by liquid
+   input and PET (an HBV-like nonlinear runoff share); exponentially weighted antecedent liquid
+   input, PET and bucket runoff over 1 to 180 days; and the season (sine/cosine of day of year).
+3. Split each basin's scope period chronologically: the last 30 % of its calendar days are the test
+   period. Fit a gradient-boosted tree ensemble on the training days with observed streamflow.
+4. Score the test days with observed streamflow: Nash-Sutcliffe efficiency (NSE) and Kling-Gupta
+   efficiency (KGE, Gupta et al. 2009) per basin, then the median across basins.
+
+Deterministic: fixed `random_state`, no early stopping, single thread.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.ensemble import HistGradientBoostingRegressor
+
+SCOPE_BLOCK = re.compile(r"## Scope\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
+FORCING = ["prcp_mm_d", "tmax_c", "tmin_c", "srad_w_m2", "vp_pa", "dayl_s"]
+TEST_SHARE = 0.30
+SPANS = (1, 3, 7, 15, 30, 60, 120, 180)
+DDF_MM_C = 2.5  # degree-day melt factor, mm per degC per day
+BUCKETS_MM = (50.0, 150.0, 400.0)  # soil bucket capacities
+MIN_TEST_DAYS = 30
+
+
+def read_scope(prompt: Path) -> dict:
+    """Return the JSON scope block (entity_key, entities, start, end) of the rendered prompt."""
+    match = SCOPE_BLOCK.search(prompt.read_text())
+    if match is None:
+        raise ValueError(f"{prompt}: no '## Scope' block with a ```json fence")
+    return json.loads(match.group("json"))
+
+
+def read_timeseries(data_dir: Path, scope: dict, columns: list[str]) -> pd.DataFrame:
+    """Rows of the scope's basins and dates only, sorted by basin and date."""
+    key = scope["entity_key"]
+    frame = pd.read_parquet(
+        data_dir / "timeseries.parquet",
+        columns=[key, "date", *columns],
+        filters=[(key, "in", list(scope["entities"]))],
+    )
+    frame[key] = frame[key].astype(str)
+    frame["date"] = pd.to_datetime(frame["date"])
+    start, end = pd.Timestamp(scope["start"]), pd.Timestamp(scope["end"])
+    frame = frame[frame["date"].between(start, end) & frame[key].isin(scope["entities"])]
+    return frame.sort_values([key, "date"], kind="stable").reset_index(drop=True)
+
+
+def ewm(values: np.ndarray, span: float) -> np.ndarray:
+    """Exponentially weighted running mean (recursive filter) from the first day on."""
+    return pd.Series(values).ewm(span=span, adjust=True).mean().to_numpy()
+
+
+def snow_routine(prcp: np.ndarray, tmean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Degree-day snow model: returns (snowpack, melt) in mm, snow falls at or below 0 degC."""
+    pack, snow, melt = 0.0, [], []
+    for rain, temp in zip(prcp.tolist(), tmean.tolist(), strict=True):  # floats: fast loop
+        if temp <= 0.0:
+            pack += rain
+        melted = min(pack, DDF_MM_C * max(temp, 0.0))
+        pack -= melted
+        snow.append(pack)
+        melt.append(melted)
+    return np.array(snow), np.array(melt)
+
+
+def soil_bucket(
+    liquid: np.ndarray, pet: np.ndarray, capacity: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Soil store: runoff share (S / C)^2 of the input plus overflow; ET = PET * min(S / 0.7C, 1).
+
+    Returns (relative soil moisture S / C, runoff in mm/d).
+    """
+    store, moisture, runoff = capacity / 2, [], []
+    for water, demand in zip(liquid.tolist(), pet.tolist(), strict=True):
+        quick = water * (store / capacity) ** 2
+        store += water - quick
+        overflow = max(store - capacity, 0.0)
+        store -= overflow
+        store -= min(store, demand * min(store / (0.7 * capacity), 1.0))
+        moisture.append(store / capacity)
+        runoff.append(quick + overflow)
+    return np.array(moisture), np.array(runoff)
+
+
+def basin_features(basin: pd.DataFrame) -> pd.DataFrame:
+    """Forcing-only features of one basin, in date order."""
+    prcp = basin["prcp_mm_d"].fillna(0.0).to_numpy()
+    tmean = ((basin["tmax_c"] + basin["tmin_c"]) / 2).interpolate(limit_direction="both")
+    tmean = tmean.fillna(0.0).to_numpy()
+    snow, melt = snow_routine(prcp, tmean)
+    liquid = np.where(tmean > 0.0, prcp, 0.0) + melt
+    # Hargreaves radiation form: ET0 = 0.0135 (T + 17.8) Rs, Rs in mm/d of evaporated water.
+    rs_mm = (basin["srad_w_m2"] * basin["dayl_s"]).fillna(0.0).to_numpy() / 1e6 * 0.408
+    pet = np.clip(0.0135 * (tmean + 17.8) * rs_mm, 0.0, None)
+    features = {name: basin[name].to_numpy(dtype=float) for name in FORCING}
+    features |= {"tmean": tmean, "snowpack": snow, "melt": melt, "liquid": liquid, "pet": pet}
+    for span in SPANS:
+        features[f"liquid_ewm_{span}"] = ewm(liquid, span)
+    for span in (7, 30, 90):
+        features[f"pet_ewm_{span}"] = ewm(pet, span)
+    for capacity in BUCKETS_MM:
+        moisture, runoff = soil_bucket(liquid, pet, capacity)
+        features[f"soil_{capacity:.0f}"] = moisture
+        features[f"runoff_{capacity:.0f}"] = runoff
+        for span in (10, 60):
+            features[f"runoff_{capacity:.0f}_ewm_{span}"] = ewm(runoff, span)
+    doy = basin["date"].dt.day_of_year.to_numpy()
+    features["season_sin"] = np.sin(2 * np.pi * doy / 365.25)
+    features["season_cos"] = np.cos(2 * np.pi * doy / 365.25)
+    return pd.DataFrame(features, index=basin.index).fillna(0.0)
+
+
+def nse(obs: np.ndarray, sim: np.ndarray) -> float:
+    """Nash-Sutcliffe efficiency: 1 - sum((sim - obs)^2) / sum((obs - mean(obs))^2)."""
+    return float(1.0 - np.sum((sim - obs) ** 2) / np.sum((obs - obs.mean()) ** 2))
+
+
+def kge(obs: np.ndarray, sim: np.ndarray) -> float:
+    """Kling-Gupta efficiency: 1 - sqrt((r - 1)^2 + (alpha - 1)^2 + (beta - 1)^2)."""
+    r = np.corrcoef(obs, sim)[0, 1] if sim.std() > 0 else 0.0
+    alpha = sim.std() / obs.std()
+    beta = sim.mean() / obs.mean()
+    return float(1.0 - np.sqrt((r - 1) ** 2 + (alpha - 1) ** 2 + (beta - 1) ** 2))
+
+
+def split_day(scope: dict) -> pd.Timestamp:
+    """First day of the test period: start + floor(0.7 * number of calendar days in the scope)."""
+    start, end = pd.Timestamp(scope["start"]), pd.Timestamp(scope["end"])
+    n_days = (end - start).days + 1
+    return start + pd.Timedelta(days=int(np.floor((1 - TEST_SHARE) * n_days)))
+
+
+def score_basin(basin: pd.DataFrame, first_test_day: pd.Timestamp) -> tuple[float, float] | None:
+    """Fit on the training days, return (NSE, KGE) on the test days, or None if not scorable."""
+    features = basin_features(basin)
+    observed = basin["qobs_mm_d"].notna().to_numpy()
+    test = (basin["date"] >= first_test_day).to_numpy()
+    train_rows, test_rows = observed & ~test, observed & test
+    obs = basin["qobs_mm_d"].to_numpy(dtype=float)
+    if train_rows.sum() < 365 or test_rows.sum() < MIN_TEST_DAYS or obs[test_rows].std() == 0:
+        return None
+    model = HistGradientBoostingRegressor(
+        max_iter=100,
+        learning_rate=0.08,
+        max_leaf_nodes=12,
+        min_samples_leaf=20,
+        l2_regularization=1.0,
+        early_stopping=False,
+        random_state=0,
+    )
+    model.fit(features[train_rows], obs[train_rows])
+    sim = np.clip(model.predict(features[test_rows]), 0.0, None)
+    return nse(obs[test_rows], sim), kge(obs[test_rows], sim)
+
+
+def main() -> None:
+    """Compute the metrics for the query in the current directory and write work/answer.json."""
+    scope = read_scope(Path("prompt.md"))
+    frame = read_timeseries(Path("data"), scope, [*FORCING, "qobs_mm_d"])
+    first_test_day = split_day(scope)
+    scores = [
+        score
+        for _, basin in frame.groupby(scope["entity_key"], sort=True)
+        if (score := score_basin(basin.reset_index(drop=True), first_test_day)) is not None
+    ]
+    if not scores:
+        raise SystemExit("no basin has enough observed streamflow in both periods")
+    metrics = {
+        "nse": round(float(np.median([s[0] for s in scores])), 6),
+        "kge": round(float(np.median([s[1] for s in scores])), 6),
+    }
+    Path("work").mkdir(exist_ok=True)
+    Path("work/answer.json").write_text(json.dumps({"metrics": metrics}, indent=2, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
