@@ -63,7 +63,8 @@ lint: install
 ui: install
 	@mkdir -p $(CACHE)
 	@if [ -n "$(UI_URL)" ]; then echo "Prefect UI already running: http://127.0.0.1:$(UI_PORT)"; exit 0; fi; \
-	nohup prefect server start --host 127.0.0.1 --port $(UI_PORT) > $(CACHE)/prefect-ui.log 2>&1 & \
+	PREFECT_UI_API_URL=http://127.0.0.1:$(UI_PORT)/api \
+		nohup prefect server start --host 127.0.0.1 --port $(UI_PORT) > $(CACHE)/prefect-ui.log 2>&1 & \
 	echo $$! > $(CACHE)/prefect-ui.pid; \
 	for i in $$(seq 1 90); do \
 		curl -sf -m 2 http://127.0.0.1:$(UI_PORT)/api/health >/dev/null 2>&1 && break; sleep 1; \

@@ -14,7 +14,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from stages import annotate, construct
-from stages.benchmark import verification_report, write_benchmark
+from stages.benchmark import finalize_benchmark, verification_markdown
 from stages.catalog import CatalogTask, load_catalog, load_scopes
 from stages.layout import BENCHMARK, CATALOG, REPOSITORIES, task_dir
 from stages.params import load_params
@@ -92,33 +92,11 @@ def build_benchmark(profile: str) -> str:
             verified[query.task_id].append(query)
         else:
             discards.append(discard)
-    splits = {}
-    for task_id, task_queries in verified.items():
-        try:
-            splits.update(construct.split_queries([q.query_id for q in task_queries],
-                                                  settings.split.train, settings.split.val,
-                                                  settings.split.min_test))
-        except ValueError as error:
-            discards.append(construct.Discard(task_id, "*", "split", f"task dropped: {error}"))
-            verified[task_id] = []
-    kept = [q for qs in verified.values() for q in qs]
-    for task_id, task_queries in verified.items():
-        private = task_dir(BENCHMARK, task_id) / "private"
-        construct.write_private_queries(private, task_queries, golds)
-    report = verification_report(drawn, verified, discards)
-    bench_id = write_benchmark(BENCHMARK, kept, splits, report)
-    create_markdown_artifact(key="verification", markdown=construct_summary(report),
+    bench_id, report = finalize_benchmark(BENCHMARK, drawn, verified, golds, discards,
+                                          settings.split)
+    create_markdown_artifact(key="verification", markdown=verification_markdown(report),
                              description="Queries drawn, verified and discarded per task")
     return bench_id
-
-
-def construct_summary(report: dict) -> str:
-    """A Markdown table of the verification report for the Prefect UI."""
-    lines = ["| task | drawn | verified | discarded |", "|---|---|---|---|"]
-    for task_id, entry in report["tasks"].items():
-        lines.append(f"| {task_id} | {entry['queries_drawn']} | {entry['queries_verified']} | "
-                     f"{len(entry['discarded'])} |")
-    return "\n".join(lines)
 
 
 def main() -> None:

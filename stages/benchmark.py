@@ -6,8 +6,10 @@ import dataclasses
 from collections import defaultdict
 from pathlib import Path
 
-from stages.construct import Discard, Query, queries_frame
+from stages.construct import Discard, Query, queries_frame, split_queries, write_private_queries
 from stages.hashing import content_hash, file_sha256, write_json
+from stages.layout import task_dir
+from stages.params import SplitParams
 from stages.repository import write_parquet
 
 
@@ -62,3 +64,39 @@ def write_benchmark(
         "splits": counts,
     })
     return bench_id
+
+
+def finalize_benchmark(
+    out_dir: Path,
+    drawn: dict[str, int],
+    verified: dict[str, list[Query]],
+    golds: dict[str, dict],
+    discards: list[Discard],
+    split: SplitParams,
+) -> tuple[str, dict]:
+    """Split each task's verified queries, write gold and the shared files; return (id, report).
+
+    A task left with fewer verified queries than its test split needs is dropped, with the reason.
+    """
+    verified, discards, splits = dict(verified), list(discards), {}
+    for task_id, task_queries in sorted(verified.items()):
+        try:
+            splits.update(split_queries([q.query_id for q in task_queries], split.train,
+                                        split.val, split.min_test))
+        except ValueError as error:
+            discards.append(Discard(task_id, "*", "split", f"task dropped: {error}"))
+            verified[task_id] = []
+    for task_id, task_queries in verified.items():
+        write_private_queries(task_dir(out_dir, task_id) / "private", task_queries, golds)
+    report = verification_report(drawn, verified, discards)
+    kept = [q for task_queries in verified.values() for q in task_queries]
+    return write_benchmark(out_dir, kept, splits, report), report
+
+
+def verification_markdown(report: dict) -> str:
+    """A Markdown table of the verification report (a Prefect artifact)."""
+    lines = ["| task | drawn | verified | discarded |", "|---|---|---|---|"]
+    for task_id, entry in report["tasks"].items():
+        lines.append(f"| {task_id} | {entry['queries_drawn']} | {entry['queries_verified']} | "
+                     f"{len(entry['discarded'])} |")
+    return "\n".join(lines)

@@ -68,12 +68,12 @@ def prefect_ui(tmp_path_factory):
     """A local Prefect server with its UI, as `make ui` starts it."""
     home = tmp_path_factory.mktemp("prefect-ui")
     port = free_port()
-    env = offline_env(home)
+    url = f"http://127.0.0.1:{port}"
+    env = offline_env(home) | {"PREFECT_UI_API_URL": f"{url}/api"}
     env.pop("PREFECT_API_URL", None)
     server = subprocess.Popen(
         ["prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         try:
@@ -204,15 +204,18 @@ def test_flow_runs_are_watchable_in_the_prefect_ui(built, prefect_ui):
         pytest.skip("chromium is not installed: the rendered UI page was not checked")
     from playwright.sync_api import sync_playwright
 
+    ids = {run["name"]: run["id"] for run in runs}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=[
             "--no-sandbox", "--disable-gpu", "--disable-background-networking",
             "--disable-component-update", "--disable-sync", "--no-first-run"])
         page = browser.new_page(viewport={"width": 1400, "height": 900})
-        page.goto(f"{prefect_ui['url']}/runs")
-        for name in ("construct tiny benchmark", "evaluate oracle on test"):
+        for name, task_run in (("construct tiny benchmark", "extract camels-"),
+                               ("evaluate oracle on test", "oracle on camels-")):
+            page.goto(f"{prefect_ui['url']}/runs/flow-run/{ids[name]}")
             page.get_by_text(name).first.wait_for(timeout=30_000)
-        page.screenshot(path=str(built["project"].parent / "prefect-runs.png"))
+            page.get_by_text(task_run).first.wait_for(timeout=30_000)
+            page.screenshot(path=str(built["project"].parent / f"{name.replace(' ', '-')}.png"))
         browser.close()
 
 

@@ -6,6 +6,8 @@ time series keeps every forcing day; discharge is null on days the gauge did not
 
 from __future__ import annotations
 
+import pandas as pd
+
 from stages.tables import Table
 
 ENTITY_KEY = "gauge_id"
@@ -29,9 +31,13 @@ def align(inputs: dict[str, dict]) -> list[Table]:
         how="left",
         validate="one_to_one",
     ).sort_values([ENTITY_KEY, "date"], kind="stable")
-    pick = lambda frame: {c: units[c] for c in frame.columns if c in units and units[c] != "key"}  # noqa: E731
     return [
-        Table("entities", entities, keys=(ENTITY_KEY,), units=pick(entities)),
+        Table("entities", entities, keys=(ENTITY_KEY,), units=_units_of(entities, units)),
         Table("timeseries", timeseries.reset_index(drop=True), keys=(ENTITY_KEY, "date"),
-              units=pick(timeseries)),
+              units=_units_of(timeseries, units)),
     ]
+
+
+def _units_of(frame: pd.DataFrame, units: dict[str, str]) -> dict[str, str]:
+    """The units of a frame's non-key columns, as the source manifest recorded them."""
+    return {c: units[c] for c in frame.columns if units.get(c, "key") != "key"}
