@@ -1,7 +1,9 @@
 """The benchmark catalog: `catalog/<domain>/<task_id>/{task.yaml, reproduce.py}` as validated specs.
 
 A task spec is pydantic with `extra="forbid"`: a typo in a task file fails the build, naming the file.
-Scopes are defined once per domain in `catalog/<domain>/scopes.yaml` and referenced by name.
+Scopes are defined once per domain in `catalog/<domain>/scopes.yaml` and referenced by name. Helper
+modules the domain's annotator scripts share live in `catalog/<domain>/annotator_lib/`; they are part
+of every task's hash and are mounted beside `reproduce.py` when it runs.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ Category = Literal[STBENCH_CATEGORIES + HYPOTHESIS_TYPES]  # type: ignore[valid-
 
 TARGET_PATTERN = re.compile(r"^\s*(>=|<=|>|<|==)\s*(-?\d+(\.\d+)?([eE]-?\d+)?)\s*$")
 DIRECTIONAL_TARGETS = ("lower is better", "higher is better")
+ANNOTATOR_LIB = "annotator_lib"  # catalog/<domain>/annotator_lib/*.py: mounted beside reproduce.py
 
 
 class Strict(BaseModel):
@@ -149,6 +152,7 @@ class CatalogTask:
     folder: Path
     reproduce: Path
     task_hash: str
+    annotator_lib: tuple[Path, ...] = ()
 
 
 class CatalogError(ValueError):
@@ -174,8 +178,11 @@ def load_task(folder: Path) -> CatalogTask:
     reproduce = folder / "reproduce.py"
     if not reproduce.is_file():
         raise CatalogError(f"{folder}: missing reproduce.py (the annotator reproduction script)")
-    task_hash = content_hash([path.read_text(), reproduce.read_text()])
-    return CatalogTask(spec=spec, folder=folder, reproduce=reproduce, task_hash=task_hash)
+    library = tuple(sorted((folder.parent / ANNOTATOR_LIB).glob("*.py")))
+    task_hash = content_hash([path.read_text(), reproduce.read_text(),
+                              [[p.name, p.read_text()] for p in library]])
+    return CatalogTask(spec=spec, folder=folder, reproduce=reproduce, task_hash=task_hash,
+                       annotator_lib=library)
 
 
 def load_scopes(domain_dir: Path) -> dict[str, ScopeSpec]:

@@ -89,6 +89,8 @@ def stage_public_files(task: CatalogTask, tables: list[Table], task_dir: Path) -
         path.chmod(0o444)
     (private / "annotator").mkdir(parents=True)
     shutil.copyfile(task.reproduce, private / "annotator" / "reproduce.py")
+    for module in task.annotator_lib:
+        shutil.copyfile(module, private / "annotator" / module.name)
     shutil.copyfile(task.folder / "task.yaml", private / "task.yaml")
     return public
 

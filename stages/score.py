@@ -1,5 +1,8 @@
 """DVC entry point `score@<agent>`: journal -> per-query scores -> processed/metrics/<agent>.json.
 
+`<agent>.json` holds the system-level numbers `dvc metrics show/diff` compare (score 0-100, outcome
+counts, coverage-quality rates, reward, benchmark version); `<agent>.tasks.json` the per-task scores.
+
 Scoring is separate from evaluation, so changing a metric never re-runs an agent. Every query of the
 split must have a journal record for the agent's current configuration; a gap is an error, not a 0.
 """
@@ -65,10 +68,15 @@ def main() -> None:
     keys = {row.query_id: record_key(row.task_hash, row.query_id, agent.agent_hash, agent.model)
             for row in queries.itertuples()}
     records = Journal(journal_path(RUNS, args.agent)).latest()
-    metrics = summarize(score_split(queries, records, keys, BENCHMARK))
-    metrics.update({"agent": args.agent, "split": split,
-                    "version": benchmark_version(Path.cwd(), benchmark_id(BENCHMARK))})
+    summary = summarize(score_split(queries, records, keys, BENCHMARK))
+    version = benchmark_version(Path.cwd(), benchmark_id(BENCHMARK))
+    packages = version.pop("packages")
+    tasks = summary.pop("tasks")
+    metrics = {**summary, "agent": args.agent, "split": split, "version": version}
     write_json(METRICS / f"{args.agent}.json", metrics)
+    write_json(METRICS / f"{args.agent}.tasks.json",
+               {"agent": args.agent, "split": split, "version": version, "packages": packages,
+                "tasks": tasks})
     print(f"score@{args.agent}: {metrics['score']:.2f}/100 on {metrics['n_queries']} {split} "
           f"queries; outcomes {metrics['outcomes']}")
 

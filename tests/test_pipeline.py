@@ -246,3 +246,13 @@ def test_a_killed_evaluation_resumes_without_loss_or_duplicates(built):
 
 def run_cmd_output(project: Path, env: dict) -> str:
     return run([sys.executable, "-m", "flows.evaluate", "oracle", "--split", "train"], project, env)
+
+
+def test_scoring_again_gives_byte_identical_metrics(built):
+    project, env = built["project"], built["env"]
+    files = [project / "processed/metrics/oracle.json", project / "processed/metrics/oracle.tasks.json"]
+    before = [path.read_bytes() for path in files]
+    run([sys.executable, "-m", "stages.score", "oracle"], project, env)
+    assert [path.read_bytes() for path in files] == before
+    tasks = json.loads(files[1].read_text())["tasks"]
+    assert all(entry["score"] == 100.0 for entry in tasks.values())

@@ -126,7 +126,7 @@ def run_reproduce(task: CatalogTask, workspace: Path) -> bytes:
     result = subprocess.run(
         [sys.executable, str(task.reproduce)],
         cwd=workspace,
-        env={**os.environ, **THREADS},
+        env={**os.environ, **THREADS, "PYTHONPATH": str(CATALOG / "camels" / "annotator_lib")},
         capture_output=True,
         text=True,
         timeout=120,

@@ -20,40 +20,16 @@ Deterministic: fixed seeds, no early stopping, single thread.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from camels_annotator import nse, read_scope, read_timeseries
 from sklearn.ensemble import HistGradientBoostingRegressor
 
-SCOPE_BLOCK = re.compile(r"## Scope\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
 MASK_SHARE = 0.10
 MASK_SEED = 0
 FORCING = ["prcp_mm_d", "tmax_c", "tmin_c"]
-
-
-def read_scope(prompt: Path) -> dict:
-    """Return the JSON scope block (entity_key, entities, start, end) of the rendered prompt."""
-    match = SCOPE_BLOCK.search(prompt.read_text())
-    if match is None:
-        raise ValueError(f"{prompt}: no '## Scope' block with a ```json fence")
-    return json.loads(match.group("json"))
-
-
-def read_timeseries(data_dir: Path, scope: dict, columns: list[str]) -> pd.DataFrame:
-    """Rows of the scope's basins and dates only, sorted by basin and date."""
-    key = scope["entity_key"]
-    frame = pd.read_parquet(
-        data_dir / "timeseries.parquet",
-        columns=[key, "date", *columns],
-        filters=[(key, "in", list(scope["entities"]))],
-    )
-    frame[key] = frame[key].astype(str)
-    frame["date"] = pd.to_datetime(frame["date"])
-    start, end = pd.Timestamp(scope["start"]), pd.Timestamp(scope["end"])
-    frame = frame[frame["date"].between(start, end) & frame[key].isin(scope["entities"])]
-    return frame.sort_values([key, "date"], kind="stable").reset_index(drop=True)
 
 
 def shifted(values: np.ndarray, lag: int) -> np.ndarray:
@@ -95,11 +71,6 @@ def neighbour_features(log_q: np.ndarray, available: np.ndarray, forcing: pd.Dat
         "prcp_3d": pd.Series(prcp).rolling(3, min_periods=1).sum(),
         "tmean_t": tmean,
     }
-
-
-def nse(obs: np.ndarray, sim: np.ndarray) -> float:
-    """Nash-Sutcliffe efficiency: 1 - sum((sim - obs)^2) / sum((obs - mean(obs))^2)."""
-    return float(1.0 - np.sum((sim - obs) ** 2) / np.sum((obs - obs.mean()) ** 2))
 
 
 def main() -> None:

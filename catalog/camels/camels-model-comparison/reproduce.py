@@ -20,44 +20,20 @@ Deterministic: fixed `random_state`, `n_jobs=1`.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from camels_annotator import nse, read_scope, read_timeseries, split_day
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LinearRegression
 
-SCOPE_BLOCK = re.compile(r"## Scope\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
 FORCING = ["prcp_mm_d", "tmax_c", "tmin_c", "srad_w_m2", "vp_pa", "dayl_s"]
 TEST_SHARE = 0.30
 SPANS = (3, 7, 30, 90, 180)
 BALANCE_SPANS = (30, 90, 180, 365)
 DDF_MM_C = 2.5  # degree-day melt factor, mm per degC per day
 MIN_TEST_DAYS = 30
-
-
-def read_scope(prompt: Path) -> dict:
-    """Return the JSON scope block (entity_key, entities, start, end) of the rendered prompt."""
-    match = SCOPE_BLOCK.search(prompt.read_text())
-    if match is None:
-        raise ValueError(f"{prompt}: no '## Scope' block with a ```json fence")
-    return json.loads(match.group("json"))
-
-
-def read_timeseries(data_dir: Path, scope: dict, columns: list[str]) -> pd.DataFrame:
-    """Rows of the scope's basins and dates only, sorted by basin and date."""
-    key = scope["entity_key"]
-    frame = pd.read_parquet(
-        data_dir / "timeseries.parquet",
-        columns=[key, "date", *columns],
-        filters=[(key, "in", list(scope["entities"]))],
-    )
-    frame[key] = frame[key].astype(str)
-    frame["date"] = pd.to_datetime(frame["date"])
-    start, end = pd.Timestamp(scope["start"]), pd.Timestamp(scope["end"])
-    frame = frame[frame["date"].between(start, end) & frame[key].isin(scope["entities"])]
-    return frame.sort_values([key, "date"], kind="stable").reset_index(drop=True)
 
 
 def basin_features(basin: pd.DataFrame) -> pd.DataFrame:
@@ -89,18 +65,6 @@ def basin_features(basin: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(features, index=basin.index).fillna(0.0)
 
 
-def nse(obs: np.ndarray, sim: np.ndarray) -> float:
-    """Nash-Sutcliffe efficiency: 1 - sum((sim - obs)^2) / sum((obs - mean(obs))^2)."""
-    return float(1.0 - np.sum((sim - obs) ** 2) / np.sum((obs - obs.mean()) ** 2))
-
-
-def split_day(scope: dict) -> pd.Timestamp:
-    """First day of the test period: start + floor(0.7 * number of calendar days in the scope)."""
-    start, end = pd.Timestamp(scope["start"]), pd.Timestamp(scope["end"])
-    n_days = (end - start).days + 1
-    return start + pd.Timedelta(days=int(np.floor((1 - TEST_SHARE) * n_days)))
-
-
 def compare_basin(basin: pd.DataFrame, first_test_day: pd.Timestamp) -> tuple[float, float] | None:
     """Return (NSE linear, NSE forest) on the basin's test days, or None if not scorable."""
     features = basin_features(basin).to_numpy()
@@ -129,7 +93,7 @@ def main() -> None:
     """Compute the metrics for the query in the current directory and write work/answer.json."""
     scope = read_scope(Path("prompt.md"))
     frame = read_timeseries(Path("data"), scope, [*FORCING, "qobs_mm_d"])
-    first_test_day = split_day(scope)
+    first_test_day = split_day(scope, TEST_SHARE)
     pairs = np.array(
         [
             pair

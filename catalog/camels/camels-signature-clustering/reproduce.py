@@ -23,41 +23,17 @@ Deterministic: fixed `random_state`; k-means runs single-threaded under OMP_NUM_
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from camels_annotator import read_scope, read_timeseries
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
 from sklearn.metrics import silhouette_score
 
-SCOPE_BLOCK = re.compile(r"## Scope\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
 LYNE_HOLLICK_ALPHA = 0.925
 MIN_OBSERVED_DAYS = 365
-
-
-def read_scope(prompt: Path) -> dict:
-    """Return the JSON scope block (entity_key, entities, start, end) of the rendered prompt."""
-    match = SCOPE_BLOCK.search(prompt.read_text())
-    if match is None:
-        raise ValueError(f"{prompt}: no '## Scope' block with a ```json fence")
-    return json.loads(match.group("json"))
-
-
-def read_timeseries(data_dir: Path, scope: dict, columns: list[str]) -> pd.DataFrame:
-    """Rows of the scope's basins and dates only, sorted by basin and date."""
-    key = scope["entity_key"]
-    frame = pd.read_parquet(
-        data_dir / "timeseries.parquet",
-        columns=[key, "date", *columns],
-        filters=[(key, "in", list(scope["entities"]))],
-    )
-    frame[key] = frame[key].astype(str)
-    frame["date"] = pd.to_datetime(frame["date"])
-    start, end = pd.Timestamp(scope["start"]), pd.Timestamp(scope["end"])
-    frame = frame[frame["date"].between(start, end) & frame[key].isin(scope["entities"])]
-    return frame.sort_values([key, "date"], kind="stable").reset_index(drop=True)
 
 
 def baseflow_index(flow: np.ndarray) -> float:
