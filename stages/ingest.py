@@ -37,7 +37,8 @@ def main() -> None:
     print(f"ingest@{args.source}: {rows}")
     quarantined = rows.get("quarantine", 0)
     if quarantined:
-        print(f"ingest@{args.source}: {quarantined} files quarantined, see {out_dir}/quarantine.parquet")
+        print(f"ingest@{args.source}: {quarantined} quarantine entries (file, line, problem) "
+              f"in {out_dir}/quarantine.parquet")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """Domain aligners: each joins its sources' tables on shared keys into `entities` + `timeseries` + ..."""
 
-from stages.domains import camels
+from stages.domains import camels, molecules
 
-ALIGNERS = {"camels": camels}
+ALIGNERS = {"camels": camels, "molecules": molecules}

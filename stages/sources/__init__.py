@@ -1,5 +1,5 @@
 """Source adapters: one module of plain readers per raw source (`Params`, `read`, `read_*`)."""
 
-from stages.sources import camels_us
+from stages.sources import camels_us, molecules
 
-SOURCES = {"camels_us": camels_us}
+SOURCES = {"camels_us": camels_us, "molecules": molecules}

@@ -1,5 +1,5 @@
 """Synthetic raw-data generators, one module per source, each writing the source's native format."""
 
-from stages.synthesize import camels_us
+from stages.synthesize import camels_us, molecules
 
-SYNTHESIZERS = {"camels_us": camels_us}
+SYNTHESIZERS = {"camels_us": camels_us, "molecules": molecules}
