@@ -1,5 +1,5 @@
 """Synthetic raw-data generators, one module per source, each writing the source's native format."""
 
-from stages.synthesize import camels_us, molecules
+from stages.synthesize import camels_us, imagery, molecules
 
-SYNTHESIZERS = {"camels_us": camels_us, "molecules": molecules}
+SYNTHESIZERS = {"camels_us": camels_us, "imagery": imagery, "molecules": molecules}

@@ -1,0 +1,115 @@
+"""Physical fields behind the synthetic tiles: relief over CONUS, seasonal NDVI, and clouds.
+
+Relief = a regional elevation trend in lon/lat (a west-east profile: coastal plains, Great Plains
+rising westward, Basin and Range; plus the Rocky Mountains, Sierra Nevada/Cascades and
+Appalachians) plus a fractal surface whose power spectrum falls as k^-3 (Brownian terrain), built
+as a sum of plane waves in projected metres, so overlapping tiles agree; its amplitude grows with
+the regional elevation. NDVI follows a cosine season peaking in July: the peak greenness drops
+with aridity (west of ~100 W) and with elevation above 1200 m, the seasonal amplitude grows with
+latitude and elevation, higher spots of a tile are browner, and land-cover patches and per-date
+noise add texture. Clouds are smooth random blobs masked per date.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+RELIEF_WAVES = 48
+COVER_WAVES = 24
+CLOUD_WAVES = 6
+PROFILE_LON = (-125, -121, -119, -114, -105, -102, -97, -94, -88, -82, -78, -75, -66)
+PROFILE_M = (150, 200, 1100, 1400, 1700, 1200, 450, 300, 180, 250, 150, 40, 100)
+
+
+@dataclass(frozen=True)
+class Waves:
+    """Plane waves: wavenumbers (rad/m) along x and y, phases and amplitudes."""
+
+    kx: np.ndarray
+    ky: np.ndarray
+    phase: np.ndarray
+    amplitude: np.ndarray
+
+    @classmethod
+    def draw(cls, rng: np.random.Generator, n: int, shortest_m: float, longest_m: float,
+             exponent: float) -> Waves:
+        """`n` waves, wavelengths log-uniform in [shortest, longest], amplitude ~ wavelength^exponent.
+
+        Amplitudes are scaled so that the field has unit variance.
+        """
+        wavelength = np.exp(rng.uniform(np.log(shortest_m), np.log(longest_m), n))
+        direction = rng.uniform(0, np.pi, n)
+        k = 2 * np.pi / wavelength
+        amplitude = wavelength**exponent
+        amplitude *= np.sqrt(2 / (amplitude**2).sum())
+        return cls(k * np.cos(direction), k * np.sin(direction), rng.uniform(0, 2 * np.pi, n),
+                   amplitude)
+
+    def evaluate(self, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+        """The field on the grid of columns at `xs` and rows at `ys` (shape len(ys) x len(xs)).
+
+        cos(kx x + ky y + phase) = cos(a) cos(b) - sin(a) sin(b), so each wave costs two outer
+        products; waves are added one by one in a fixed order (byte-deterministic).
+        """
+        field = np.zeros((len(ys), len(xs)))
+        for kx, ky, phase, amplitude in zip(self.kx, self.ky, self.phase, self.amplitude,
+                                            strict=True):
+            a, b = kx * xs + phase, ky * ys
+            field += amplitude * (np.outer(np.cos(b), np.cos(a)) - np.outer(np.sin(b), np.sin(a)))
+        return field
+
+
+def _bump(value: np.ndarray, centre: float | np.ndarray, width: float) -> np.ndarray:
+    return np.exp(-(((value - centre) / width) ** 2))
+
+
+def _step(value: np.ndarray, edge: float | np.ndarray, width: float) -> np.ndarray:
+    return 1 / (1 + np.exp(-(value - edge) / width))
+
+
+def regional_elevation(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
+    """Smooth elevation trend [m] of the contiguous US: a west-east profile plus mountain ranges."""
+    profile = np.interp(lon, PROFILE_LON, PROFILE_M)
+    rockies = 1300 * _bump(lon, -106.5 - 0.12 * (lat - 38), 1.8) * _step(lat, 33.0, 1)
+    sierra_cascades = 1300 * _bump(lon, -119.2 - 0.28 * (lat - 37), 0.8) * _step(lat, 35.0, 0.8)
+    appalachians = 650 * _bump(lon, -81.0 + (lat - 37), 1.5) * _step(lat, 33.5, 0.8) \
+        * _step(-lat, -46.0, 0.8)
+    return profile + rockies + sierra_cascades + appalachians
+
+
+def relief(lon: np.ndarray, lat: np.ndarray, fractal: np.ndarray) -> np.ndarray:
+    """Elevation [m]: regional trend plus a fractal surface whose amplitude grows with it."""
+    trend = regional_elevation(lon, lat)
+    return np.maximum(trend + (12 + 0.1 * trend) * fractal, 1.0)
+
+
+def aridity(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
+    """0 (humid) to ~1 (arid): dry west of ~100 W except the wet Pacific Northwest coast."""
+    pacific_nw = _bump(lon, -123.0, 1.5) * _step(lat, 41.0, 1)
+    return _step(-lon, 100.0, 2.5) * (1 - 0.8 * pacific_nw)
+
+
+def ndvi(lon: np.ndarray, lat: np.ndarray, elevation: np.ndarray, fractal: np.ndarray,
+         cover: np.ndarray, doy: int, noise: np.ndarray) -> np.ndarray:
+    """NDVI on day of year `doy` (peak greenness, seasonal amplitude, texture, noise)."""
+    peak = np.clip(0.86 - 0.45 * aridity(lon, lat) - 1e-4 * np.maximum(elevation - 1200, 0),
+                   0.2, 0.9)
+    amplitude = np.clip(0.1 + 0.022 * (lat - 25) + 8e-5 * elevation, 0.05, 0.8) * peak
+    peak_day = 195 + elevation / 100
+    greenness = (1 + np.cos(2 * np.pi * (doy - peak_day) / 365.25)) / 2
+    value = peak - amplitude * (1 - greenness) - 0.03 * fractal + 0.06 * cover + noise
+    return np.clip(value, -0.1, 0.95)
+
+
+def cloud_mask(rng: np.random.Generator, shape: tuple[int, int], pixel_m: float,
+               mean_fraction: float) -> np.ndarray:
+    """Cloudy pixels of one acquisition: a smooth random field cut at a drawn cover fraction."""
+    if mean_fraction == 0 or rng.uniform() < 0.3:
+        return np.zeros(shape, dtype=bool)  # about a third of the scenes are clear
+    fraction = rng.uniform(0, min(2 * mean_fraction / 0.7, 0.95))
+    size = max(shape) * pixel_m
+    field = Waves.draw(rng, CLOUD_WAVES, size / 4, size * 2, 1.0).evaluate(
+        np.arange(shape[1]) * pixel_m, np.arange(shape[0]) * pixel_m)
+    return field > np.quantile(field, 1 - fraction)
