@@ -1,0 +1,197 @@
+"""HDF source adapter: HDF5 datasets, 10x Genomics sparse count matrices and gridded NetCDF.
+
+Raw layout: any tree of files under ``raw_dir`` ending in ``.h5``, ``.hdf5``, ``.he5``, ``.nc`` or
+``.nc4``, for example::
+
+    cellranger_v3/filtered_feature_bc_matrix.h5      10x v3: /matrix, /matrix/features/...
+    cellranger_v2/filtered_gene_bc_matrices_h5.h5    10x v2: one group per genome
+    simulation/bucket_water_balance.nc               NetCDF-4, CF, (time, lat, lon) variables
+
+Each file is read for everything it holds: every HDF5 file lists its datasets (path, shape, dtype,
+attributes) and gives the numeric 1-D / 2-D datasets named in `Params.datasets` as long tables; a
+10x matrix (v3 `/matrix` or v2 genome groups, see `hdf_sparse`) gives features, barcodes and a COO
+count table; a NetCDF file, or an HDF5 file whose 3-D datasets carry dimension scales, gives its
+(time, y, x) grid variables in long form with their cells (see `hdf_grid`). Classic (NetCDF-3)
+files only take the grid path. HDF5 errors name the file and the group / dataset path (`line` is
+None: HDF5 has no lines); quarantined files are left out of every table.
+
+Formats: The HDF Group, HDF5 (https://www.hdfgroup.org/solutions/hdf5/); Cell Ranger feature-
+barcode matrices, Zheng et al. (2017), doi:10.1038/ncomms14049; CF conventions data model,
+Hassell et al. (2017), doi:10.5194/gmd-10-4619-2017.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Literal
+
+import h5py
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from stages.sources.hdf_datasets import DatasetInfo, list_datasets, open_hdf5, read_numeric, sniff
+from stages.sources.hdf_grid import read_grid, read_grid_cells, read_grid_tables
+from stages.sources.hdf_sparse import SparseMatrix, read_sparse_groups, read_sparse_matrix, sparse_groups
+from stages.tables import RawFormatError, Table, quarantine_table
+
+__all__ = ["CITATION", "LICENSE", "Params", "SparseMatrix", "read", "read_file", "read_grid",
+           "read_grid_cells", "read_sparse_matrix"]
+
+CITATION = (
+    "Zheng, G. X. Y. et al. (2017): Massively parallel digital transcriptional profiling of single"
+    " cells, Nature Communications 8, 14049, doi:10.1038/ncomms14049 (10x Genomics matrices);"
+    " Hassell, D. et al. (2017): A data model of the Climate and Forecast metadata conventions"
+    " (CF-1.6) with a software implementation (cf-python v2.1), GMD 10, 4619-4646,"
+    " doi:10.5194/gmd-10-4619-2017 (gridded NetCDF)"
+)
+LICENSE = ("per file: the real 10x sample is from scverse/scanpy's tests (BSD-3-Clause); synthetic"
+           " files written by stages.synthesize.hdf carry no restrictions")
+SUFFIXES = frozenset({".h5", ".hdf5", ".he5", ".nc", ".nc4"})
+NETCDF_SUFFIXES = frozenset({".nc", ".nc4"})
+GLOB_CHARACTERS = frozenset("*?[")
+VARIES = "varies: see column unit"
+STRING, INT, FLOAT, TIME = "string", "int64", "float64", "datetime64[us, UTC]"
+SCHEMAS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {  # table -> (keys, column dtypes)
+    "datasets": (("file", "dataset"), {"file": STRING, "dataset": STRING, "ndim": INT, "shape": STRING,
+                                       "dtype": STRING, "unit": STRING, "attributes": STRING}),
+    "vector_values": (("file", "dataset", "index"), {"file": STRING, "dataset": STRING, "index": INT,
+                                                     "value": FLOAT, "unit": STRING}),
+    "matrix_values": (("file", "dataset", "row", "col"), {"file": STRING, "dataset": STRING, "row": INT,
+                                                          "col": INT, "value": FLOAT, "unit": STRING}),
+    "features": (("file", "feature_id"), {"file": STRING, "feature_id": STRING, "name": STRING,
+                                          "feature_type": STRING, "genome": STRING}),
+    "barcodes": (("file", "barcode"), {"file": STRING, "barcode": STRING}),
+    "counts": (("file", "barcode", "feature_id"), {"file": STRING, "barcode": STRING,
+                                                   "feature_id": STRING, "count": INT}),
+    "grid": (("file", "variable", "time", "cell_id"), {
+        "file": STRING, "variable": STRING, "time": TIME, "cell_id": STRING, "lat_deg": FLOAT,
+        "lon_deg": FLOAT, "value": FLOAT, "unit": STRING}),
+    "cells": (("file", "cell_id"), {"file": STRING, "cell_id": STRING, "row": INT, "col": INT,
+                                    "lat_deg": FLOAT, "lon_deg": FLOAT}),
+}
+UNITS = {"lat_deg": "degrees_north", "lon_deg": "degrees_east", "value": VARIES}
+
+
+class Params(BaseModel):
+    """Parameters of `ingest@hdf`."""
+
+    model_config = ConfigDict(extra="forbid")
+    datasets: list[str] = Field(default_factory=list)  # HDF5 paths or fnmatch patterns (`*` crosses `/`)
+    variables: list[str] | None = None  # grid variables to read; None = every (time, y, x) variable
+    on_error: Literal["raise", "quarantine"] = "raise"
+
+
+def read(raw_dir: Path, params: Params) -> Iterator[Table]:
+    """Yield the tables of `SCHEMAS` (each with a leading `file` key) and the `quarantine` table.
+
+    With `on_error="quarantine"` a bad file is left out of every table and its error recorded; a
+    requested dataset pattern or grid variable that no file holds is an error of `raw_dir`.
+    """
+    errors: list[RawFormatError] = []
+    parts: dict[str, list[pd.DataFrame]] = {name: [] for name in SCHEMAS}
+    satisfied: set[str] = set()
+    paths = sorted((p for p in raw_dir.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES),
+                   key=lambda p: p.relative_to(raw_dir).as_posix())
+    if not paths:
+        _keep(RawFormatError(raw_dir, None, f"no HDF5 or NetCDF files ({', '.join(sorted(SUFFIXES))})"),
+              params, errors)
+    for path in paths:
+        try:
+            frames, found = read_file(path, params)
+        except RawFormatError as error:
+            _keep(error, params, errors)
+            continue
+        name = path.relative_to(raw_dir).as_posix()
+        for table, frame in frames.items():
+            parts[table].append(frame.assign(file=name)[list(SCHEMAS[table][1])])
+        satisfied |= found
+    for pattern in params.datasets:
+        if pattern not in satisfied:
+            _keep(RawFormatError(raw_dir, None, f"no dataset matches {pattern!r}"), params, errors)
+    for variable in params.variables or []:
+        if variable not in satisfied:
+            _keep(RawFormatError(raw_dir, None, f"no grid variable {variable!r}"), params, errors)
+    for table, (keys, columns) in SCHEMAS.items():
+        frame = pd.concat(parts[table], ignore_index=True) if parts[table] else pd.DataFrame(
+            {column: pd.Series([], dtype=dtype) for column, dtype in columns.items()})
+        units = {column: UNITS.get(column, "1") for column in columns if column not in keys}
+        yield Table(table, frame.astype(columns), keys, units)
+    yield quarantine_table(errors)
+
+
+def read_file(path: Path, params: Params) -> tuple[dict[str, pd.DataFrame], set[str]]:
+    """The tables of one file (without the `file` column) and the requests of `params` it holds."""
+    frames: dict[str, pd.DataFrame] = {}
+    satisfied: set[str] = set()
+    gridded = path.suffix.lower() in NETCDF_SUFFIXES
+    if sniff(path) == "hdf5":
+        with open_hdf5(path) as h5:
+            infos = list_datasets(path, h5)
+            frames["datasets"] = _datasets_frame(infos)
+            frames |= _requested_values(path, h5, infos, params.datasets, satisfied)
+            found = sparse_groups(h5)
+            if found is not None:
+                frames |= _sparse_frames(read_sparse_groups(path, h5, *found))
+            gridded |= any(info.has_scales and info.numeric and len(info.shape) == 3 for info in infos)
+    if gridded:
+        grid = read_grid_tables(path, params.variables)
+        frames["grid"], frames["cells"] = grid.values, grid.cells
+        satisfied |= set(grid.variables) & set(params.variables or [])
+    return frames, satisfied
+
+
+def _keep(error: RawFormatError, params: Params, errors: list[RawFormatError]) -> None:
+    if params.on_error == "raise":
+        raise error
+    errors.append(error)
+
+
+def _datasets_frame(infos: list[DatasetInfo]) -> pd.DataFrame:
+    return pd.DataFrame({
+        "dataset": pd.array([i.dataset for i in infos], dtype="string"),
+        "ndim": np.array([len(i.shape) for i in infos], dtype=np.int64),
+        "shape": pd.array(["x".join(map(str, i.shape)) or "scalar" for i in infos], dtype="string"),
+        "dtype": pd.array([i.dtype for i in infos], dtype="string"),
+        "unit": pd.array([i.unit for i in infos], dtype="string"),
+        "attributes": pd.array([i.attributes for i in infos], dtype="string"),
+    })
+
+
+def _requested_values(path: Path, h5: h5py.File, infos: list[DatasetInfo], patterns: list[str],
+                      satisfied: set[str]) -> dict[str, pd.DataFrame]:
+    """`vector_values` / `matrix_values` of the datasets the patterns match.
+
+    A pattern without glob characters must name a numeric 1-D or 2-D dataset; a glob skips others.
+    """
+    parts: dict[str, list[pd.DataFrame]] = {"vector_values": [], "matrix_values": []}
+    for info in infos:
+        matched = [p for p in patterns if fnmatchcase(info.dataset, "/" + p.lstrip("/"))]
+        satisfied.update(matched)
+        if not matched:
+            continue
+        if not (info.numeric and len(info.shape) in (1, 2)):
+            literal = [p for p in matched if not GLOB_CHARACTERS & set(p)]
+            if literal:
+                raise RawFormatError(path, None, f"{info.dataset}: requested dataset is not a numeric 1-D "
+                                     f"or 2-D array (shape {info.shape}, dtype {info.dtype})")
+            continue
+        values = read_numeric(path, h5, info)
+        indices = np.indices(values.shape).reshape(values.ndim, -1).astype(np.int64)
+        names = ("index",) if values.ndim == 1 else ("row", "col")
+        frame = pd.DataFrame({"dataset": pd.array([info.dataset] * values.size, dtype="string")}
+                             | dict(zip(names, indices, strict=True))
+                             | {"value": values.reshape(-1),
+                                "unit": pd.array([info.unit] * values.size, dtype="string")})
+        parts["vector_values" if values.ndim == 1 else "matrix_values"].append(frame)
+    return {name: pd.concat(frames, ignore_index=True) for name, frames in parts.items() if frames}
+
+
+def _sparse_frames(matrix: SparseMatrix) -> dict[str, pd.DataFrame]:
+    return {
+        "features": matrix.features.sort_values("feature_id", ignore_index=True),
+        "barcodes": pd.DataFrame({"barcode": pd.array(sorted(matrix.barcodes), dtype="string")}),
+        "counts": matrix.counts_frame(),
+    }

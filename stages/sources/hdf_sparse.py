@@ -1,0 +1,241 @@
+"""10x Genomics feature-barcode matrices (Cell Ranger HDF5, CSC, columns = barcodes), validated.
+
+v3 (Cell Ranger >= 3): one group `/matrix` with `barcodes, data, indices, indptr, shape` and
+`features/{id, name, feature_type[, genome]}`. v2 (Cell Ranger 1.x/2.x): one group per genome
+(`/<genome>`) with the same CSC members plus `genes, gene_names`; several genome groups are joined
+into one matrix over the union of their barcodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pandas as pd
+import scipy.sparse
+
+from stages.sources.hdf_datasets import decode_strings, open_hdf5, reading, resolve
+from stages.tables import RawFormatError
+
+CSC_MEMBERS = ("barcodes", "data", "indices", "indptr", "shape")
+V3_FEATURES = ("id", "name", "feature_type")
+FEATURE_COLUMNS = ("feature_id", "name", "feature_type", "genome")
+V2_FEATURE_TYPE = "Gene Expression"
+
+
+@dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
+class SparseMatrix:
+    """A validated count matrix: `features` rows (in matrix order), `barcodes` columns, CSC arrays."""
+
+    layout: str
+    groups: tuple[str, ...]
+    features: pd.DataFrame
+    barcodes: np.ndarray
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(number of features, number of barcodes)."""
+        return len(self.features), len(self.barcodes)
+
+    def to_scipy(self) -> scipy.sparse.csc_matrix:
+        """The matrix as a scipy CSC matrix (features x barcodes)."""
+        return scipy.sparse.csc_matrix((self.data, self.indices, self.indptr), shape=self.shape)
+
+    def counts_frame(self) -> pd.DataFrame:
+        """Long COO table `barcode, feature_id, count` of the stored entries, sorted by both ids."""
+        columns = np.repeat(np.arange(len(self.barcodes)), np.diff(self.indptr))
+        ids = self.features["feature_id"].to_numpy(dtype=object)
+        order = np.lexsort((_ranks(ids)[self.indices], _ranks(self.barcodes)[columns]))
+        return pd.DataFrame({
+            "barcode": pd.array(self.barcodes[columns[order]], dtype="string"),
+            "feature_id": pd.array(ids[self.indices[order]], dtype="string"),
+            "count": self.data[order].astype(np.int64),
+        })
+
+
+def sparse_groups(h5: h5py.File) -> tuple[str, list[str]] | None:
+    """("v3", ["/matrix"]) or ("v2", genome groups) when the file holds a 10x matrix, else None."""
+    filetype = h5.attrs.get("filetype")
+    filetype = filetype.decode("ascii", errors="replace") if isinstance(filetype, bytes) else filetype
+    link = h5.get("matrix", getlink=True)
+    group_link = link is not None and (not isinstance(link, h5py.HardLink)
+                                       or isinstance(h5["matrix"], h5py.Group))
+    if filetype == "matrix" or group_link:
+        return "v3", ["/matrix"]
+    genomes = [f"/{name}" for name in sorted(h5) if _is_v2_group(h5, name)]
+    return ("v2", genomes) if genomes else None
+
+
+def read_sparse_matrix(path: Path) -> SparseMatrix:
+    """Read and validate the 10x matrix of one HDF5 file (v3 or v2 layout)."""
+    with open_hdf5(path) as h5:
+        found = sparse_groups(h5)
+        if found is None:
+            raise RawFormatError(path, None, "group /: no 10x matrix (neither /matrix nor a genome "
+                                 "group with barcodes and indptr)")
+        return read_sparse_groups(path, h5, *found)
+
+
+def read_sparse_groups(path: Path, h5: h5py.File, layout: str, groups: list[str]) -> SparseMatrix:
+    """Read the matrix of the given groups of an open file, joining v2 genome groups."""
+    parts = [_read_group(path, h5, layout, group) for group in groups]
+    if len(parts) == 1:
+        return parts[0]
+    features = pd.concat([p.features for p in parts], ignore_index=True)
+    _check_unique(path, "groups " + ", ".join(groups), "feature id",
+                  features["feature_id"].to_numpy(dtype=object))
+    barcodes = list(dict.fromkeys(b for p in parts for b in p.barcodes))
+    column_of = {barcode: index for index, barcode in enumerate(barcodes)}
+    rows, columns, data, offset = [], [], [], 0
+    for part in parts:
+        coo = part.to_scipy().tocoo()
+        rows.append(coo.row + offset)
+        columns.append(np.array([column_of[b] for b in part.barcodes], dtype=np.int64)[coo.col])
+        data.append(coo.data)
+        offset += len(part.features)
+    shape = (len(features), len(barcodes))
+    joined = scipy.sparse.coo_matrix((np.concatenate(data), (np.concatenate(rows),
+                                      np.concatenate(columns))), shape=shape).tocsc()
+    return SparseMatrix(layout, tuple(groups), features, np.array(barcodes, dtype=object),
+                        joined.data.astype(np.int64), joined.indices.astype(np.int64),
+                        joined.indptr.astype(np.int64))
+
+
+def _is_v2_group(h5: h5py.File, name: str) -> bool:
+    link = h5.get(name, getlink=True)
+    if not isinstance(link, h5py.HardLink) or not isinstance(h5[name], h5py.Group):
+        return False
+    return "barcodes" in h5[name] or "indptr" in h5[name]
+
+
+def _read_group(path: Path, h5: h5py.File, layout: str, name: str) -> SparseMatrix:
+    group = resolve(path, h5, name.lstrip("/"))
+    if not isinstance(group, h5py.Group):
+        raise RawFormatError(path, None, f"{name}: expected a group, found a dataset")
+    members = {key: _dataset(path, group, key) for key in CSC_MEMBERS}
+    barcodes = decode_strings(path, members["barcodes"])
+    features = _read_features(path, group) if layout == "v3" else _read_genes(path, group)
+    _check_unique(path, f"{name}/barcodes", "barcode", barcodes)
+    _check_unique(path, f"{name}/features" if layout == "v3" else f"{name}/genes", "feature id",
+                  features["feature_id"].to_numpy(dtype=object))
+    with reading(path, name):
+        arrays = {key: members[key][()] for key in ("data", "indices", "indptr", "shape")}
+    data, indices, indptr = _check_csc(path, name, arrays, len(features), len(barcodes))
+    _check_no_duplicate_entries(path, name, indices, indptr, features, barcodes)
+    return SparseMatrix(layout, (name,), features, barcodes, data, indices, indptr)
+
+
+def _dataset(path: Path, group: h5py.Group, key: str) -> h5py.Dataset:
+    node = resolve(path, group, key)
+    if not isinstance(node, h5py.Dataset):
+        raise RawFormatError(path, None, f"group {group.name}: {key!r} is a group, expected a dataset")
+    return node
+
+
+def _read_features(path: Path, group: h5py.Group) -> pd.DataFrame:
+    table = resolve(path, group, "features")
+    if not isinstance(table, h5py.Group):
+        raise RawFormatError(path, None, f"{table.name}: expected a group, found a dataset")
+    columns = {key: decode_strings(path, _dataset(path, table, key)) for key in V3_FEATURES}
+    genome = decode_strings(path, _dataset(path, table, "genome")) if "genome" in table else None
+    sizes = {key: len(values) for key, values in columns.items()} | (
+        {"genome": len(genome)} if genome is not None else {})
+    if len(set(sizes.values())) > 1:
+        raise RawFormatError(path, None, f"group {table.name}: feature columns differ in length {sizes}")
+    if genome is None:
+        genome = np.full(sizes["id"], None, dtype=object)
+    genome = np.where(genome == "", None, genome)  # antibody / CRISPR features have no genome
+    return _features(columns["id"], columns["name"], columns["feature_type"], genome)
+
+
+def _read_genes(path: Path, group: h5py.Group) -> pd.DataFrame:
+    ids = decode_strings(path, _dataset(path, group, "genes"))
+    names = decode_strings(path, _dataset(path, group, "gene_names"))
+    if len(ids) != len(names):
+        raise RawFormatError(path, None, f"group {group.name}: genes has {len(ids)} entries but "
+                             f"gene_names has {len(names)}")
+    genome = group.name.rsplit("/", 1)[-1]
+    return _features(ids, names, np.full(len(ids), V2_FEATURE_TYPE, object),
+                     np.full(len(ids), genome, object))
+
+
+def _features(*columns: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame({name: pd.array(values, dtype="string")
+                         for name, values in zip(FEATURE_COLUMNS, columns, strict=True)})
+
+
+def _check_unique(path: Path, where: str, what: str, values: np.ndarray) -> None:
+    empty = np.flatnonzero(values == "")
+    if len(empty):
+        raise RawFormatError(path, None, f"{where}: empty {what} at index {empty[0]}")
+    duplicated = pd.Series(values).duplicated().to_numpy()
+    if duplicated.any():
+        index = int(np.argmax(duplicated))
+        first = int(np.argmax(values == values[index]))
+        raise RawFormatError(path, None, f"{where}: duplicated {what} {values[index]!r} at index "
+                             f"{index} (first at index {first})")
+
+
+def _check_csc(path: Path, name: str, arrays: dict[str, np.ndarray], n_rows: int,
+               n_columns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate the CSC arrays against each other and the feature/barcode counts."""
+    def fail(problem: str) -> RawFormatError:
+        return RawFormatError(path, None, f"group {name}: {problem}")
+
+    for key, values in arrays.items():
+        if values.ndim != 1 or values.dtype.kind not in ("iuf" if key == "data" else "iu"):
+            expected = "integer counts" if key == "data" else "integers"
+            raise fail(f"{key} has shape {values.shape} and dtype {values.dtype}, expected 1-D {expected}")
+    shape, data = arrays["shape"], arrays["data"]
+    if len(shape) != 2 or (shape < 0).any():
+        raise fail(f"shape must be two non-negative integers, found {shape.tolist()}")
+    if (int(shape[0]), int(shape[1])) != (n_rows, n_columns):
+        raise fail(f"shape {shape.tolist()} does not match {n_rows} features x {n_columns} barcodes")
+    indptr, indices = arrays["indptr"].astype(np.int64), arrays["indices"].astype(np.int64)
+    if len(indptr) != n_columns + 1:
+        raise fail(f"indptr has {len(indptr)} entries, expected n_barcodes + 1 = {n_columns + 1}")
+    if indptr[0] != 0:
+        raise fail(f"indptr[0] is {indptr[0]}, expected 0")
+    steps = np.diff(indptr)
+    if (steps < 0).any():
+        k = int(np.argmax(steps < 0))
+        raise fail(f"indptr is not monotone: indptr[{k + 1}]={indptr[k + 1]} < indptr[{k}]={indptr[k]}")
+    if indptr[-1] != len(data) or len(indices) != len(data):
+        raise fail(f"indptr[-1]={indptr[-1]}, len(indices)={len(indices)} and len(data)={len(data)} "
+                   "must be equal")
+    outside = (indices < 0) | (indices >= n_rows)
+    if outside.any():
+        k = int(np.argmax(outside))
+        raise fail(f"indices[{k}]={indices[k]} is outside [0, {n_rows})")
+    if data.dtype.kind == "f" and not (np.isfinite(data) & (data == np.round(data))).all():
+        k = int(np.argmax(~(np.isfinite(data) & (data == np.round(data)))))
+        raise fail(f"data[{k}]={data[k]} is not an integer count")
+    if (data < 0).any():
+        k = int(np.argmax(data < 0))
+        raise fail(f"data[{k}]={data[k]} is a negative count")
+    return data.astype(np.int64), indices, indptr
+
+
+def _check_no_duplicate_entries(path: Path, name: str, indices: np.ndarray, indptr: np.ndarray,
+                                features: pd.DataFrame, barcodes: np.ndarray) -> None:
+    columns = np.repeat(np.arange(len(barcodes), dtype=np.int64), np.diff(indptr))
+    cells = columns * max(len(features), 1) + indices
+    order = np.argsort(cells, kind="stable")
+    repeated = np.flatnonzero(np.diff(cells[order]) == 0)
+    if len(repeated):
+        k = int(order[repeated[0] + 1])
+        feature = features["feature_id"].iloc[int(indices[k])]
+        raise RawFormatError(path, None, f"group {name}: duplicated entry for feature {feature!r} in "
+                             f"barcode {barcodes[columns[k]]!r} (indices[{k}])")
+
+
+def _ranks(values: np.ndarray) -> np.ndarray:
+    """Position of each value in sorted order (values are unique)."""
+    ranks = np.empty(len(values), dtype=np.int64)
+    ranks[np.argsort(values.astype(str), kind="stable")] = np.arange(len(values))
+    return ranks
