@@ -1,0 +1,102 @@
+"""The `cropbench` repository: CY-Bench regions with their static data, daily time series and yields.
+
+Every table keys on `crop` next to `adm_id`, because CY-Bench soil, crop calendar, FPAR and NDVI
+are crop-masked (NL11's soil differs between its maize and wheat files): a region's attributes and
+time series are those of one crop. Tables:
+
+- `entities` (crop, adm_id): country, crop calendar (sos/eos day of year) and soil of each region
+  seen in any CY-Bench table; nulls where a file is missing. CY-Bench ships no coordinates.
+- `timeseries` (crop, adm_id, date): the union of the meteo, FPAR, NDVI and soil-moisture dates.
+  `fpar_pct` / `ndvi` are as observed (null on other days and on NDVI fill); `fpar_interp_pct` /
+  `ndvi_interp` interpolate linearly in time between observations at most `MAX_GAP_DAYS` apart
+  (no extrapolation), so daily meteo rows carry a remote-sensing value.
+- `yields` (crop, adm_id, harvest_year): yield, harvest area and production with the raw crop name.
+- Khaki et al. tables (`county_yield`, `county_weather`, `county_soil`, `county_progress`,
+  `counties`) pass through unchanged, keyed by (crop, loc_id): the Khaki lookup has county names
+  but no FIPS codes, so they cannot be joined to `adm_id` here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from stages.tables import Table
+
+ENTITY_KEY = "adm_id"
+SOURCE = "crops"
+MAX_GAP_DAYS = 40  # FPAR is dekadal and NDVI ~8-daily: a longer gap is missing data, not bridged
+REGION = ["crop", ENTITY_KEY]
+STATIC = {"crop_calendar": ["sos_doy", "eos_doy"],
+          "soil": ["awc_cm_m", "bulk_density_kg_dm3", "drainage_class"]}
+SERIES = ("meteo", "fpar", "ndvi", "soil_moisture")
+INTERPOLATED = {"fpar_pct": ("fpar_interp_pct", "%"), "ndvi": ("ndvi_interp", "1")}
+KHAKI = ("county_yield", "county_weather", "county_soil", "county_progress", "counties")
+PROVENANCE = ["country_code", "crop_name_raw"]
+
+
+def align(inputs: dict[str, dict]) -> list[Table]:
+    """Join the crops source tables into `entities`, `timeseries`, `yields` and the Khaki tables."""
+    source = inputs[SOURCE]
+    manifest = source["_manifest"]["tables"]
+    units = {column: entry["unit"] for table in manifest.values()
+             for column, entry in table["columns"].items() if entry["unit"] != "key"}
+    units |= dict(INTERPOLATED.values())
+    entities = _entities(source)
+    timeseries = _timeseries(source)
+    yields = source["yield"].sort_values([*REGION, "harvest_year"], kind="stable", ignore_index=True)
+    frames = {"entities": (entities, tuple(REGION)), "timeseries": (timeseries, (*REGION, "date")),
+              "yields": (yields, (*REGION, "harvest_year"))}
+    for name in KHAKI:
+        keys = tuple(manifest[name]["keys"])
+        frames[name] = (source[name].sort_values(list(keys), kind="stable", ignore_index=True), keys)
+    return [Table(name, frame, keys, _units_of(frame, units, keys)) for name, (frame, keys) in frames.items()]
+
+
+def _entities(source: dict) -> pd.DataFrame:
+    """One row per (crop, adm_id) of any CY-Bench table, with its calendar and soil."""
+    names = ["yield", *SERIES, *STATIC]
+    regions = pd.concat([source[name][[*REGION, "country_code"]] for name in names], ignore_index=True)
+    entities = regions.drop_duplicates(REGION).sort_values(REGION, kind="stable", ignore_index=True)
+    for name, columns in STATIC.items():
+        static = source[name][[*REGION, *columns]]
+        entities = entities.merge(static, on=REGION, how="left", validate="one_to_one")
+    return entities
+
+
+def _timeseries(source: dict) -> pd.DataFrame:
+    """Outer join of the daily and remote-sensing series on (crop, adm_id, date), plus interpolations."""
+    keys = [*REGION, "date"]
+    joined = None
+    for name in SERIES:
+        frame = source[name].drop(columns=PROVENANCE)
+        joined = frame if joined is None else joined.merge(frame, on=keys, how="outer", validate="one_to_one")
+    joined = joined.sort_values(keys, kind="stable", ignore_index=True)
+    days = pa.array(joined["date"].array).cast(pa.int32()).to_numpy(zero_copy_only=False).astype(np.float64)
+    group = joined.groupby(REGION, sort=False, observed=True).ngroup().to_numpy()
+    for column, (name, _) in INTERPOLATED.items():
+        joined[name] = interpolate(group, days, joined[column].to_numpy(np.float64), MAX_GAP_DAYS)
+    return joined
+
+
+def interpolate(group: np.ndarray, days: np.ndarray, values: np.ndarray, max_gap: float) -> np.ndarray:
+    """Linear interpolation of `values` (NaN = unobserved) in time within each group.
+
+    Rows must be sorted by group then day. A row gets a value if it lies between two observations
+    of its group at most `max_gap` days apart (or is itself an observation).
+    """
+    observed = ~np.isnan(values)
+    frame = pd.DataFrame({"group": group, "day": np.where(observed, days, np.nan), "value": values})
+    before = frame.groupby("group", sort=False)[["day", "value"]].ffill()
+    after = frame.groupby("group", sort=False)[["day", "value"]].bfill()
+    gap = after["day"].to_numpy() - before["day"].to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        weight = np.where(gap > 0, (days - before["day"].to_numpy()) / gap, 0.0)
+    result = before["value"].to_numpy() + weight * (after["value"].to_numpy() - before["value"].to_numpy())
+    return np.where(gap <= max_gap, result, np.nan)
+
+
+def _units_of(frame: pd.DataFrame, units: dict[str, str], keys: tuple[str, ...]) -> dict[str, str]:
+    """The units of a frame's non-key columns, as the source manifest recorded them."""
+    return {c: units[c] for c in frame.columns if c not in keys}

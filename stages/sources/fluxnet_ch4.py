@@ -1,0 +1,200 @@
+"""FLUXNET-CH4 Community Product v1.0 source adapter (and AmeriFlux BASE half-hourly files).
+
+Raw layout under ``raw_dir`` (file names matched case-insensitively, in any sub-folder)::
+
+    FLX_<SITE>_FLUXNET-CH4_<Y1>-<Y2>_1-1/FLX_<SITE>_FLUXNET-CH4_DD_<Y1>-<Y2>_1-1.csv   daily
+    FLX_<SITE>_FLUXNET-CH4_<Y1>-<Y2>_1-1/FLX_<SITE>_FLUXNET-CH4_HH_<Y1>-<Y2>_1-1.csv   sub-daily
+    AMF_<SITE>_BASE_<HH|HR>_<version>.csv      AmeriFlux BASE sub-daily (2 `#` comment lines)
+    FLX_AA-Flx_CH4-META_<stamp>.csv            optional site table (SITE_ID, LAT, LON, UTC_OFFSET...)
+
+Files are comma-separated with one header row; `TIMESTAMP` is `YYYYMMDD`, `TIMESTAMP_START` /
+`TIMESTAMP_END` are `YYYYMMDDHHMM` in local standard time; `-9999` (any numeric form) is missing.
+FLUXNET-CH4 `_HH_` files hold half-hourly or, for some sites, hourly rows: the step is taken from
+the rows (30 or 60 min); the `halfhourly` table holds both, `sites.subdaily_step_min` says
+which. Columns are selected by name (see `fluxnet_ch4_columns`); measured `X`,
+gap-filled `X_F`, ANN gap-filled `X_F_ANNOPTLM` and flag `X_QC` columns stay distinct.
+
+Time: `daily.date` is the local-standard-time day. With `time_reference="utc"` (default) sub-daily
+`timestamp_start`/`timestamp_end` are tz-aware UTC, converted with the site's UTC offset from
+`params.utc_offsets_h` (first) or the META file's `UTC_OFFSET`; a sub-daily file of a site without
+a known offset is an error. With `time_reference="local_standard"` they stay naive local standard
+time (unit "local standard time"). `unknown_columns="keep"` keeps a variable whose base name is not
+in the vocabulary (lower-cased, unit "unknown"); "raise" makes it an error.
+
+Data: Delwiche, K. B. et al. (2021), ESSD 13, 3607-3689, doi:10.5194/essd-13-3607-2021;
+Knox, S. H. et al. (2019), BAMS 100, 2607-2632, doi:10.1175/BAMS-D-18-0268.1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from stages.sources import fluxnet_ch4_series as series
+from stages.sources.fluxnet_ch4_files import (
+    METADATA_UNITS,
+    SITE_ID,
+    DataFile,
+    SiteFiles,
+    find_site_files,
+    read_site_metadata,
+)
+from stages.tables import RawFormatError, Table, quarantine_table
+
+CITATION = (
+    "Delwiche, K. B. et al. (2021): FLUXNET-CH4: a global, multi-ecosystem dataset and analysis of"
+    " methane seasonality from freshwater wetlands, ESSD 13, 3607-3689,"
+    " doi:10.5194/essd-13-3607-2021; Knox, S. H. et al. (2019): FLUXNET-CH4 synthesis activity,"
+    " BAMS 100, 2607-2632, doi:10.1175/BAMS-D-18-0268.1"
+)
+LICENSE = "CC-BY-4.0 (FLUXNET-CH4 data policy CCBY4.0; cite each site's DOI when publishing)"
+UnknownColumns = Literal["keep", "raise"]
+TIME_UNITS = {"utc": "UTC", "local_standard": "local standard time"}
+SITE_UNITS = {
+    "product": "1", "product_version": "1", "first_date": "local standard date",
+    "last_date": "local standard date", "n_days": "d", "subdaily_step_min": "min", "n_subdaily": "1",
+} | METADATA_UNITS
+
+
+class Params(BaseModel):
+    """Parameters of `ingest@fluxnet_ch4`."""
+
+    model_config = ConfigDict(extra="forbid")
+    on_error: Literal["raise", "quarantine"] = "raise"
+    time_reference: Literal["utc", "local_standard"] = "utc"
+    utc_offsets_h: dict[str, float] = {}
+    unknown_columns: UnknownColumns = "keep"
+
+    @field_validator("utc_offsets_h")
+    @classmethod
+    def _offsets_are_site_hours(cls, offsets: dict[str, float]) -> dict[str, float]:
+        for site, hours in offsets.items():
+            if not SITE_ID.fullmatch(site) or not -12 <= hours <= 14:
+                raise ValueError(f"utc_offsets_h: {site!r}: {hours}: expected a site code and hours"
+                                 " in [-12, 14]")
+        return offsets
+
+
+def read(raw_dir: Path, params: Params) -> Iterator[Table]:
+    """Yield the `sites`, `daily`, `halfhourly` and `quarantine` tables.
+
+    With `on_error="quarantine"` a bad file is left out (its site keeps its other file) and its
+    error goes to the quarantine table; errors in the site metadata file always propagate.
+    """
+    files, errors = find_site_files(raw_dir)
+    if errors and params.on_error == "raise":
+        raise errors[0]
+    metadata = read_site_metadata(raw_dir)
+    known = {} if metadata is None else {s.casefold(): s for s in metadata["site_id"]}
+    offsets = _offsets(metadata, params)
+    daily, subdaily = {}, {}
+    for key, site in files.items():
+        site_id = known.get(key, site.site)
+        try:
+            if site.daily is not None:
+                daily[site_id] = series.read_daily_file(site.daily, params.unknown_columns)
+        except RawFormatError as error:
+            _keep_or_raise(error, errors, params)
+        try:
+            if site.subdaily is not None:
+                subdaily[site_id] = _read_subdaily(site.subdaily, site_id, offsets.get(key), params)
+        except RawFormatError as error:
+            _keep_or_raise(error, errors, params)
+    time_unit = TIME_UNITS[params.time_reference]
+    yield _sites_table(files, known, daily, subdaily, metadata, offsets, time_unit)
+    frame, units = series.stack(daily, ("date",))
+    yield Table("daily", frame, ("site_id", "date"), units | {"date": "local standard date"})
+    frame, units = series.stack(subdaily, ("timestamp_start", "timestamp_end"))
+    units |= dict.fromkeys(("timestamp_start", "timestamp_end"), time_unit)
+    yield Table("halfhourly", frame, ("site_id", "timestamp_start"), units)
+    yield quarantine_table(errors)
+
+
+def read_daily(raw_dir: Path, site: str, unknown_columns: UnknownColumns = "keep") -> pd.DataFrame:
+    """One site's daily (`_DD_`) file: `date` and the renamed variables, sorted by date."""
+    found = _site_files(raw_dir, site).daily
+    if found is None:
+        raise RawFormatError(raw_dir, None, f"no FLUXNET-CH4 daily (DD) file for site {site}")
+    return series.to_frame(series.read_daily_file(found, unknown_columns), ("date",))
+
+
+def read_halfhourly(raw_dir: Path, site: str, utc_offset_h: float | None = None,
+                    unknown_columns: UnknownColumns = "keep") -> pd.DataFrame:
+    """One site's sub-daily file (FLUXNET-CH4 `_HH_` or AmeriFlux BASE), sorted by time.
+
+    `timestamp_start`/`timestamp_end` are UTC when `utc_offset_h` (local standard time minus UTC,
+    in hours) is given, naive local standard time otherwise.
+    """
+    found = _site_files(raw_dir, site).subdaily
+    if found is None:
+        raise RawFormatError(raw_dir, None, f"no half-hourly (HH/HR) file for site {site}")
+    parsed = series.read_subdaily_file(found, utc_offset_h, unknown_columns)
+    return series.to_frame(parsed, ("timestamp_start", "timestamp_end"))
+
+
+def _site_files(raw_dir: Path, site: str) -> SiteFiles:
+    files, errors = find_site_files(raw_dir)
+    if site.casefold() not in files:
+        names = [str(error) for error in errors][:3]
+        raise RawFormatError(raw_dir, None, f"no files for site {site}" + (f"; {names}" if names else ""))
+    return files[site.casefold()]
+
+
+def _read_subdaily(found: DataFile, site_id: str, offset: float | None,
+                   params: Params) -> series.SiteSeries:
+    if params.time_reference == "utc" and offset is None:
+        raise RawFormatError(found.path, None, f"no UTC offset for site {site_id}: give UTC_OFFSET in"
+                             " the FLX_AA-Flx_CH4-META file or params.utc_offsets_h, or read with"
+                             " time_reference=local_standard")
+    applied = offset if params.time_reference == "utc" else None
+    return series.read_subdaily_file(found, applied, params.unknown_columns)
+
+
+def _offsets(metadata: pd.DataFrame | None, params: Params) -> dict[str, float]:
+    offsets: dict[str, float] = {}
+    if metadata is not None:
+        known = metadata.dropna(subset=["utc_offset_h"])
+        offsets = dict(zip(known["site_id"].str.casefold(), known["utc_offset_h"], strict=True))
+    return offsets | {site.casefold(): hours for site, hours in params.utc_offsets_h.items()}
+
+
+def _keep_or_raise(error: RawFormatError, errors: list[RawFormatError], params: Params) -> None:
+    if params.on_error == "raise":
+        raise error
+    errors.append(error)
+
+
+def _sites_table(files: dict[str, SiteFiles], known: dict[str, str],
+                 daily: dict[str, series.SiteSeries], subdaily: dict[str, series.SiteSeries],
+                 metadata: pd.DataFrame | None, offsets: dict[str, float], time_unit: str) -> Table:
+    """One row per site with data: products, record span and resolution, metadata."""
+    rows = []
+    for key, site in files.items():
+        site_id = known.get(key, site.site)
+        day, sub = daily.get(site_id), subdaily.get(site_id)
+        if day is None and sub is None:
+            continue
+        used = [f for f, s in ((site.daily, day), (site.subdaily, sub)) if f is not None and s is not None]
+        dates = day.times["date"] if day is not None else np.array([], "datetime64[D]")
+        starts = sub.times["timestamp_start"] if sub is not None else np.array([], "datetime64[m]")
+        ends = sub.times["timestamp_end"] if sub is not None else starts
+        rows.append({
+            "site_id": site_id,
+            "product": " + ".join(sorted({f.product for f in used})),
+            "product_version": " + ".join(sorted({f.version for f in used})),
+            "first_date": dates.min() if len(dates) else None,
+            "last_date": dates.max() if len(dates) else None,
+            "n_days": len(dates) if day is not None else None,
+            "subdaily_step_min": sub.step_min if sub is not None else None,
+            "n_subdaily": len(starts) if sub is not None else None,
+            "first_timestamp_start": starts.min() if len(starts) else None,
+            "last_timestamp_end": ends.max() if len(ends) else None,
+            "utc_offset_h": offsets.get(key),
+        })
+    return Table("sites", series.sites_frame(rows, metadata, time_unit == "UTC"), ("site_id",),
+                 SITE_UNITS | dict.fromkeys(("first_timestamp_start", "last_timestamp_end"), time_unit))
