@@ -20,33 +20,24 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field
 from scipy.signal import lfilter
 
 from stages.synthesize import hydrology_model as model
 from stages.synthesize import hydrology_signatures as signatures
 from stages.synthesize.camels_us_basins import Basins, draw_basins, write_attributes
+from stages.synthesize.common import SeededYears
 
 FT3_TO_M3 = 0.0283168  # as in the reader: mm/d = cfs * FT3_TO_M3 * 86400 / area_m2 * 1000
 CHUNK = 64  # basins simulated together; bounds memory, does not change any value
 FORCING_HEADER = "Year Mnth Day Hr dayl(s) prcp(mm/day) srad(W/m2) swe(mm) tmax(C) tmin(C) vp(Pa)"
 
 
-class Params(BaseModel):
+class Params(SeededYears):
     """Parameters of `synthesize@camels_us`."""
 
-    model_config = ConfigDict(extra="forbid")
-    seed: int = 42
     n_basins: int = Field(ge=1, le=9000)
-    first_year: int = Field(ge=1900, le=2100)
-    last_year: int = Field(ge=1900, le=2100)
     gap_fraction: float = Field(0.02, ge=0.0, le=0.5)
-
-    @model_validator(mode="after")
-    def _years_in_order(self) -> Params:
-        if self.last_year < self.first_year:
-            raise ValueError("last_year must not be before first_year")
-        return self
 
 
 def write(out_dir: Path, params: Params) -> None:

@@ -23,10 +23,11 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field
 
 from stages.hashing import write_json
 from stages.synthesize import crops_model as model
+from stages.synthesize.common import SeededYears
 from stages.synthesize.crops_counties import EARLY_SHIFT_DAYS, Counties, draw_counties, khaki_soil
 
 BU_AC_T_HA = 56 * 0.45359237 / 0.40468564224 / 1000  # maize: 56 lb per bushel
@@ -35,22 +36,12 @@ KHAKI_WEATHER = ("prcp_mm_d", "srad_w_m2", "swe_kg_m2", "tmax_c", "tmin_c", "vp_
 PROGRESS_WEEKS = 16  # corn: P_1..P_16, cumulative % planted by the end of each week from April 1
 
 
-class Params(BaseModel):
+class Params(SeededYears):
     """Parameters of `synthesize@crops`."""
 
-    model_config = ConfigDict(extra="forbid")
-    seed: int = 42
     n_counties: int = Field(ge=1, le=1105)
-    first_year: int = Field(ge=1950, le=2100)
-    last_year: int = Field(ge=1950, le=2100)
     missing_yield_fraction: float = Field(0.03, ge=0.0, le=0.5)
     ndvi_fill_fraction: float = Field(0.001, ge=0.0, le=0.1)
-
-    @model_validator(mode="after")
-    def _years_in_order(self) -> Params:
-        if self.last_year < self.first_year:
-            raise ValueError("last_year must not be before first_year")
-        return self
 
 
 def write(out_dir: Path, params: Params) -> None:

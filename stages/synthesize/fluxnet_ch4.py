@@ -21,10 +21,11 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field
 
 from stages.synthesize import fluxnet_ch4_processing as processing
 from stages.synthesize import methane_model as model
+from stages.synthesize.common import SeededYears
 from stages.synthesize.fluxnet_ch4_sites import Site, draw_sites, write_metadata
 
 ALWAYS = ("NEE", "H", "LE", "FCH4", "USTAR", "SW_IN", "VPD", "PA", "TA", "TS_1", "WS")
@@ -39,20 +40,10 @@ HH_ONLY = ("FCH4_F_RANDUNC", "FCH4_F_ANNOPTLM_UNC")
 QC = "FCH4_F_ANNOPTLM_QC"
 
 
-class Params(BaseModel):
+class Params(SeededYears):
     """Parameters of `synthesize@fluxnet_ch4`."""
 
-    model_config = ConfigDict(extra="forbid")
-    seed: int = 42
     n_sites: int = Field(ge=1, le=500)
-    first_year: int = Field(ge=1990, le=2100)
-    last_year: int = Field(ge=1990, le=2100)
-
-    @model_validator(mode="after")
-    def _years_in_order(self) -> Params:
-        if self.last_year < self.first_year:
-            raise ValueError("last_year must not be before first_year")
-        return self
 
 
 def write(out_dir: Path, params: Params) -> None:
