@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,3 +43,15 @@ def quarantine_table(errors: list[RawFormatError]) -> Table:
         {"file": "string", "line": "int64", "problem": "string"}
     )
     return Table("quarantine", frame, keys=("file", "line"), units={"problem": "1"})
+
+
+def finite_float(token: str) -> float | None:
+    """The token as a finite float, or None when it is not a number (or is NaN/inf).
+
+    The caller decides whether None is a gap or an error to report with file and line.
+    """
+    try:
+        value = float(token)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None

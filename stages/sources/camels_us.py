@@ -20,7 +20,6 @@ Attributes and their units: Addor et al. (2017), doi:10.5194/hess-21-5293-2017.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
-from stages.tables import RawFormatError, Table, quarantine_table
+from stages.tables import RawFormatError, Table, finite_float, quarantine_table
 
 CITATION = (
     "Newman, A. J. et al. (2015): Development of a large-sample watershed-scale hydrometeorological"
@@ -167,7 +166,7 @@ def read_forcings(raw_dir: Path, basin: str, product: str) -> tuple[pd.DataFrame
     numbers = []
     for number, what in enumerate(("latitude", "elevation", "basin area"), 1):
         tokens = head[number - 1].split()
-        numbers.append(_to_float(tokens[0]) if len(tokens) == 1 else None)
+        numbers.append(finite_float(tokens[0]) if len(tokens) == 1 else None)
         if numbers[-1] is None or (number == 3 and numbers[-1] <= 0):
             kind = "one positive number" if number == 3 else "one number"
             found = head[number - 1].strip()[:60]
@@ -235,14 +234,6 @@ def _find_one(folder: Path, pattern: str) -> Path:
     return matches[0]
 
 
-def _to_float(token: str) -> float | None:
-    try:
-        value = float(token)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
 def _hint(line: str) -> str:
     found = [d for d in (",", ";") if d in line]
     return f" (fields must be separated by whitespace, found {found[0]!r})" if found else ""
@@ -250,7 +241,7 @@ def _hint(line: str) -> str:
 
 def _forcing_names(path: Path, line: str) -> list[str]:
     tokens = line.split()
-    if tokens and _to_float(tokens[0]) is not None:
+    if tokens and finite_float(tokens[0]) is not None:
         raise RawFormatError(path, 4, "missing column header: line 4 is a data row, expected "
                              "'Year Mnth Day Hr' and 7 variables")
     if [token.lower() for token in tokens[:4]] != ["year", "mnth", "day", "hr"]:
@@ -298,7 +289,7 @@ def _parse_rows(path: Path, first_line: int, names: list[str], kinds: dict) -> p
             problem = f"expected {len(names)} fields, found {len(fields)}{_hint(line)}"
             raise RawFormatError(path, number, problem)
         for name, field in zip(names, fields, strict=True):
-            if kinds[name] == "float64" and _to_float(field) is None:
+            if kinds[name] == "float64" and finite_float(field) is None:
                 raise RawFormatError(path, number, f"value {field!r} in {name} is not a number")
             if kinds[name] == "int64" and not _INTEGER.fullmatch(field):
                 raise RawFormatError(path, number, f"value {field!r} in {name} is not an integer")
@@ -381,7 +372,7 @@ def _read_attribute_file(path: Path) -> pd.DataFrame:
             raise RawFormatError(path, number, problem)
         first_seen[fields[0]] = number
         for name, field, column in zip(header, fields, columns, strict=True):
-            value = None if field == "NA" else field if name in texts else _to_float(field)
+            value = None if field == "NA" else field if name in texts else finite_float(field)
             if value is None and field != "NA":
                 problem = "is empty" if field == "" else "is not a number"
                 raise RawFormatError(path, number, f"value {field!r} in column {name} {problem}")

@@ -8,7 +8,6 @@ lines are ignored but still counted, so every line number is the physical line i
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from stages.tables import RawFormatError
+from stages.tables import RawFormatError, finite_float
 
 SENTINEL = -9999.0
 _DIGITS = re.compile(r"\d+")
@@ -142,14 +141,6 @@ def _hint(line: str) -> str:
     return f" (fields must be separated by commas, found {found[0]!r})" if found else ""
 
 
-def _to_float(token: str) -> float | None:
-    try:
-        value = float(token)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
-
-
 def _header(path: Path, time_columns: tuple[str, ...]) -> tuple[int, str]:
     """(line number, text) of the column header after any leading `#` comment lines."""
     number, header = 0, None
@@ -166,7 +157,7 @@ def _header(path: Path, time_columns: tuple[str, ...]) -> tuple[int, str]:
     if not header.startswith(expected + ",") and header != expected:
         if not header.strip():
             problem = "expected the column header, found an empty line"
-        elif _to_float(first) is not None:
+        elif finite_float(first) is not None:
             problem = f"missing column header: line {number} is a data row, expected {expected}, ..."
         else:
             problem = f"column header must start with {expected}, found {header[:40]!r}{_hint(header)}"
@@ -196,7 +187,7 @@ def _diagnose(path: Path, header_line: int, names: tuple[str, ...],
             if name in time_columns and not _DIGITS.fullmatch(field) and field != "-9999":
                 return RawFormatError(path, number, f"value {field!r} in {name} is not an integer "
                                       "timestamp")
-            if name not in time_columns and _to_float(field) is None:
+            if name not in time_columns and finite_float(field) is None:
                 what = "empty value" if field == "" else f"value {field!r}"
                 return RawFormatError(path, number, f"{what} in column {name} is not a number")
     return RawFormatError(path, None, "rows could not be parsed")
