@@ -20,7 +20,7 @@ ifneq ($(UI_URL),)
 export PREFECT_API_URL := $(UI_URL)
 endif
 
-.PHONY: install bubblewrap chromium run test lint ui ui-stop api-url clean
+.PHONY: install bubblewrap chromium run test bench lint ui ui-stop api-url clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,10 @@ run: install
 
 test: install chromium
 	pytest
+
+# Full-scale CAMELS ingest vs the pandas per-file loop and a polars multi-file floor (one run).
+bench: install
+	python -m stages.bench
 
 lint: install
 	ruff check stages flows tests catalog
