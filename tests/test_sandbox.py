@@ -8,6 +8,7 @@ import os
 import socket
 import sys
 import textwrap
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,6 +71,14 @@ def is_running(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return process_state(pid) not in (None, "Z")
+
+
+def settled(check, seconds: float = 5.0):
+    """Poll `check` until it is falsy or `seconds` pass: SIGKILL is delivered asynchronously."""
+    deadline = time.monotonic() + seconds
+    while (value := check()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return value
 
 
 def running_with_arg(token: str) -> list[int]:
@@ -230,7 +239,7 @@ def test_timeout_kills_the_program_and_its_children(ws: Path) -> None:
     assert 1.0 <= result.wall_seconds < 5.0
     # The pid in the file is the child's pid in the sandbox's PID namespace, not a host pid.
     assert (ws / "work" / "child.pid").read_text().isdigit()
-    assert running_with_arg(token) == []
+    assert settled(lambda: running_with_arg(token)) == []
 
 
 def test_unsandboxed_timeout_kills_the_process_group(ws: Path, no_bwrap: None) -> None:
@@ -239,8 +248,8 @@ def test_unsandboxed_timeout_kills_the_process_group(ws: Path, no_bwrap: None) -
     result = run_python(ws, code, limits=Limits(wall_seconds=1), unsafe_no_sandbox=True)
     assert (result.exit_code, result.timed_out, result.stdout) == (None, True, "started\n")
     pid = int((ws / "work" / "child.pid").read_text())  # a host pid here
-    assert not is_running(pid)
-    assert running_with_arg(token) == []
+    assert not settled(lambda: is_running(pid))
+    assert settled(lambda: running_with_arg(token)) == []
 
 
 @needs_bwrap
