@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 
@@ -55,3 +56,16 @@ def finite_float(token: str) -> float | None:
     except ValueError:
         return None
     return value if math.isfinite(value) else None
+
+
+def calendar_dates(years: np.ndarray, months: np.ndarray, days: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Integer year/month/day arrays as `datetime64[D]`, with a mask of the ones that exist.
+
+    Month 13 or 30 February do not roll over into another date: they are marked invalid, so the
+    caller can name the first bad row.
+    """
+    month_start = (years - 1970).astype("datetime64[Y]").astype("datetime64[M]") + (months - 1)
+    dates = month_start.astype("datetime64[D]") + (days - 1)
+    valid = (months >= 1) & (months <= 12) & (days >= 1)
+    valid &= dates.astype("datetime64[M]") == month_start
+    return dates, valid

@@ -31,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
-from stages.tables import RawFormatError, Table, finite_float, quarantine_table
+from stages.tables import RawFormatError, Table, calendar_dates, finite_float, quarantine_table
 
 CITATION = (
     "Newman, A. J. et al. (2015): Development of a large-sample watershed-scale hydrometeorological"
@@ -309,10 +309,7 @@ def _error_at_row(path: Path, first_line: int, row: int, problem: str) -> RawFor
 def _dates(path: Path, first_line: int, frame: pd.DataFrame) -> np.ndarray:
     """Validate the year/month/day columns into unique `datetime64[D]` values."""
     years, months, days = (frame[part].to_numpy(np.int64) for part in _DATE_PARTS)
-    month_start = (years - 1970).astype("datetime64[Y]").astype("datetime64[M]") + (months - 1)
-    dates = month_start.astype("datetime64[D]") + (days - 1)
-    valid = (months >= 1) & (months <= 12) & (days >= 1)
-    valid &= dates.astype("datetime64[M]") == month_start
+    dates, valid = calendar_dates(years, months, days)
     if not valid.all():
         row = int(np.argmin(valid))
         date = f"{years[row]:04d}-{months[row]:02d}-{days[row]:02d}"

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from stages.tables import RawFormatError, finite_float
+from stages.tables import RawFormatError, calendar_dates, finite_float
 
 SENTINEL = -9999.0
 _DIGITS = re.compile(r"\d+")
@@ -122,10 +122,7 @@ def _calendar(raw: RawCsv, column: str, stamps: np.ndarray, digits: int, years: 
         row = int(np.argmin(width))
         layout = "YYYYMMDD" if digits == 8 else "YYYYMMDDHHMM"
         raise row_error(raw, row, f"value {stamps[row]} in {column} is not a {layout} timestamp")
-    month_start = (years - 1970).astype("datetime64[Y]").astype("datetime64[M]") + (months - 1)
-    dates = month_start.astype("datetime64[D]") + (days - 1)
-    valid = (months >= 1) & (months <= 12) & (days >= 1)
-    valid &= dates.astype("datetime64[M]") == month_start
+    dates, valid = calendar_dates(years, months, days)
     if not valid.all():
         row = int(np.argmin(valid))
         raise row_error(raw, row, f"impossible date in {column} {stamps[row]}")
