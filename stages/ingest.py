@@ -15,7 +15,7 @@ def ingest(source: str, raw_dir: Path, reader_params: dict, out_dir: Path) -> di
     module = SOURCES[source]
     if not raw_dir.is_dir():
         raise FileNotFoundError(f"{raw_dir}: raw folder of source {source!r} does not exist")
-    tables = list(module.read(raw_dir, module.Params(**reader_params)))
+    tables = module.read(raw_dir, module.Params(**reader_params))  # streams are written as they are read
     metadata = {
         "kind": "source",
         "source": source,

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,51 @@ class Table:
     frame: pd.DataFrame
     keys: tuple[str, ...]
     units: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TableStream:
+    """A table too large to hold whole; its rows come as Arrow batches sorted by its keys.
+
+    `template` is a zero-row frame with the pandas dtype of every column: it fixes the file's
+    schema (batches are cast to it) and what `pandas.read_parquet` gives back.
+    """
+
+    name: str
+    template: pd.DataFrame
+    keys: tuple[str, ...]
+    units: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StreamedTables:
+    """Large tables produced side by side, a batch of each at a time.
+
+    Each item of `chunks` maps every stream's name to its next batch. The chunks are consumed
+    once, by the repository writer, as they are produced.
+    """
+
+    streams: tuple[TableStream, ...]
+    chunks: Iterable[dict[str, pa.Table]]
+
+
+def collect(items: Iterable[Table | StreamedTables]) -> dict[str, Table]:
+    """Every table a reader yields, in memory as whole frames (for small data and tests)."""
+    tables = {}
+    for item in items:
+        if isinstance(item, Table):
+            tables[item.name] = item
+            continue
+        parts: dict[str, list[pa.Table]] = {stream.name: [] for stream in item.streams}
+        for chunk in item.chunks:
+            for name, batch in chunk.items():
+                parts[name].append(batch)
+        for stream in item.streams:
+            schema = pa.Schema.from_pandas(stream.template, preserve_index=False)
+            whole = pa.concat_tables([b.select(schema.names).cast(schema) for b in parts[stream.name]] or
+                                     [schema.empty_table()])
+            tables[stream.name] = Table(stream.name, whole.to_pandas(), stream.keys, stream.units)
+    return tables
 
 
 class RawFormatError(ValueError):

@@ -1,6 +1,8 @@
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from stages.repository import (
@@ -11,7 +13,7 @@ from stages.repository import (
     verify_hashes,
     write_tables,
 )
-from stages.tables import Table
+from stages.tables import StreamedTables, Table, TableStream
 
 
 def entities(ids=("b", "a")) -> Table:
@@ -64,3 +66,41 @@ def test_a_tampered_file_fails_the_hash_check(tmp_path: Path):
     (tmp_path / "entities.parquet").write_bytes((tmp_path / "other/entities.parquet").read_bytes())
     with pytest.raises(RepositoryError, match="content hash differs from manifest"):
         verify_hashes(tmp_path)
+
+
+# --- streamed tables: batches validated one after the other, a row group each ---------------------
+
+
+def series_stream(*batches: list[tuple[str, int]]) -> StreamedTables:
+    template = pd.DataFrame({"site": pd.array([], dtype="string"), "day": pd.array([], dtype="int64"),
+                             "flux": pd.array([], dtype="float64")})
+    stream = TableStream("series", template, keys=("site", "day"), units={"flux": "nmol/m2/s"})
+    chunks = [{"series": pa.table({"site": [s for s, _ in rows], "day": [d for _, d in rows],
+                                   "flux": [float(d) for _, d in rows]})} for rows in batches]
+    return StreamedTables((stream,), chunks)
+
+
+def test_a_stream_is_written_a_row_group_per_batch_with_the_template_dtypes(tmp_path: Path):
+    manifest = write_tables(tmp_path, [series_stream([("a", 1), ("a", 2)], [("b", 1)])], {})
+    entry = manifest["tables"]["series"]
+    assert entry["rows"] == 3
+    assert {c: e["dtype"] for c, e in entry["columns"].items()} == {"site": "string", "day": "int64",
+                                                                   "flux": "float64"}
+    assert pq.ParquetFile(tmp_path / "series.parquet").num_row_groups == 2
+    frame = read_table(tmp_path, "series")
+    assert frame["site"].dtype == "string" and frame["day"].tolist() == [1, 2, 1]
+    verify_hashes(tmp_path)
+
+
+def test_streams_are_checked_across_batch_boundaries_and_leave_nothing_behind(tmp_path: Path):
+    with pytest.raises(RepositoryError, match=r"table series: rows are not sorted by \('site', 'day'\)"):
+        write_tables(tmp_path, [series_stream([("a", 1), ("b", 2)], [("a", 3)])], {})
+    with pytest.raises(RepositoryError, match=r"table series: duplicated key \['b', 2\]"):
+        write_tables(tmp_path, [series_stream([("a", 1), ("b", 2)], [("b", 2)])], {})
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_stream_writes_the_same_bytes_twice(tmp_path: Path):
+    for name in ("one", "two"):
+        write_tables(tmp_path / name, [series_stream([("a", 1)], [("a", 2), ("b", 1)])], {})
+    assert (tmp_path / "one/series.parquet").read_bytes() == (tmp_path / "two/series.parquet").read_bytes()
