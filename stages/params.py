@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 Profile = Literal["tiny", "default", "full"]
 
@@ -37,9 +37,23 @@ class IngestSource(Section):
 
 
 class AlignDomain(Section):
-    """Which sources an aligned repository joins."""
+    """Which sources an aligned repository joins: one or two (see `_two_dependency_slots`)."""
 
     sources: list[str]
+
+    @field_validator("sources")
+    @classmethod
+    def _two_dependency_slots(cls, value: list[str]) -> list[str]:
+        """dvc.yaml cannot expand a list into `deps`; the align stage has exactly two source slots."""
+        if not 1 <= len(value) <= 2:
+            raise ValueError(
+                f"lists {len(value)} sources {value}; a domain joins 1 or 2 sources, because dvc.yaml's "
+                "align stage declares them through two dependency slots, processed/sources/${item.sources[0]} "
+                "and processed/sources/${item.sources[-1]} (DVC cannot expand a list into deps), so a third "
+                "source would be read without being a dependency")
+        if len(set(value)) != len(value):
+            raise ValueError(f"lists a source twice: {value}")
+        return value
 
 
 class SandboxLimits(Section):
@@ -118,4 +132,8 @@ def load_params(path: Path = Path("params.yaml")) -> ProjectParams:
     unknown = sorted(set(params.evaluate.agents) - set(params.agents))
     if unknown:
         raise ParamsError(f"{path}: evaluate.agents names unconfigured agents {unknown}")
+    for domain, section in params.align.items():
+        missing = sorted(set(section.sources) - set(params.ingest))
+        if missing:
+            raise ParamsError(f"{path}: align.{domain}.sources names sources without an ingest section {missing}")
     return params

@@ -1,10 +1,11 @@
 """Domain aligners: each joins its sources' tables on shared keys into `entities` + `timeseries` + ..."""
 
-from stages.domains import camels, cropbench, methanewet, molecules
+from stages.domains import camels, cropbench, gridcells, methanewet, molecules
 
 ALIGNERS = {
     "camels": camels,
     "cropbench": cropbench,
+    "gridcells": gridcells,
     "methanewet": methanewet,
     "molecules": molecules,
 }

@@ -14,6 +14,12 @@ time series are those of one crop. Tables:
 - Khaki et al. tables (`county_yield`, `county_weather`, `county_soil`, `county_progress`,
   `counties`) pass through unchanged, keyed by (crop, loc_id): the Khaki lookup has county names
   but no FIPS codes, so they cannot be joined to `adm_id` here.
+
+With the `imagery` source among the domain's sources, each Khaki county (the only regions with
+coordinates: CY-Bench ships none) is given the statistics of the imagery mosaic over a 40 km
+square around its centre, the size of a typical corn-belt county (the lookup has no areas):
+`county_image_stats` (crop, loc_id, variable, date), `county_image_static` (crop, loc_id, variable)
+and summary columns on `counties` such as `relief_mean_m` and `ndvi_max` (see `imagery_join`).
 """
 
 from __future__ import annotations
@@ -22,10 +28,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from stages.domains.imagery_join import entity_imagery, square_footprints
 from stages.tables import Table
 
 ENTITY_KEY = "adm_id"
 SOURCE = "crops"
+IMAGERY = "imagery"
+COUNTY_SIDE_M = 40_000.0  # ~1,600 km2, a typical corn-belt county
 MAX_GAP_DAYS = 40  # FPAR is dekadal and NDVI ~8-daily: a longer gap is missing data, not bridged
 REGION = ["crop", ENTITY_KEY]
 STATIC = {"crop_calendar": ["sos_doy", "eos_doy"],
@@ -37,7 +46,7 @@ PROVENANCE = ["country_code", "crop_name_raw"]
 
 
 def align(inputs: dict[str, dict]) -> list[Table]:
-    """Join the crops source tables into `entities`, `timeseries`, `yields` and the Khaki tables."""
+    """Join the crops source tables into `entities`, `timeseries`, `yields`, the Khaki (and image) tables."""
     source = inputs[SOURCE]
     manifest = source["_manifest"]["tables"]
     units = {column: entry["unit"] for table in manifest.values()
@@ -51,7 +60,17 @@ def align(inputs: dict[str, dict]) -> list[Table]:
     for name in KHAKI:
         keys = tuple(manifest[name]["keys"])
         frames[name] = (source[name].sort_values(list(keys), kind="stable", ignore_index=True), keys)
-    return [Table(name, frame, keys, _units_of(frame, units, keys)) for name, (frame, keys) in frames.items()]
+    image_tables = []
+    if IMAGERY in inputs:
+        counties, keys = frames["counties"]
+        footprints = square_footprints(counties["lon_deg"], counties["lat_deg"], COUNTY_SIDE_M)
+        joined = entity_imagery(inputs[IMAGERY], counties, list(keys), footprints, prefix="county_")
+        counties = counties.merge(joined.summary, on=list(keys), how="left", validate="one_to_one")
+        frames["counties"] = (counties, keys)
+        units |= joined.summary_units
+        image_tables = joined.tables
+    tables = [Table(name, frame, keys, _units_of(frame, units, keys)) for name, (frame, keys) in frames.items()]
+    return tables + image_tables
 
 
 def _entities(source: dict) -> pd.DataFrame:

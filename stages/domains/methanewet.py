@@ -7,6 +7,12 @@ time when the source was read so; the manifest's unit says which) for `halfhourl
 resolution, UTC offset, and lat/lon/class from the FLUXNET-CH4 site metadata file when present)
 plus statistics of the daily record (record length, measured-flux days, mean fluxes, mean
 temperature and water table).
+
+With the `imagery` source among the domain's sources, each site with coordinates is given the
+statistics of the imagery mosaic over a 1 km square around its tower (never less than the pixel it
+stands in): `image_stats` (site_id, variable, date), `image_static` (site_id, variable) and summary
+columns on `entities` such as `relief_mean_m` and `ndvi_max` (see `imagery_join`). Sites outside
+the mosaic, or without coordinates, keep null image statistics.
 """
 
 from __future__ import annotations
@@ -14,10 +20,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from stages.domains.imagery_join import entity_imagery, square_footprints
 from stages.tables import Table
 
 ENTITY_KEY = "site_id"
 SOURCE = "fluxnet_ch4"
+IMAGERY = "imagery"
+SITE_FOOTPRINT_M = 1000.0  # side of the square around a tower: the flux footprint's order of size
 DAILY_MEANS = {  # entity column -> (daily column, unit)
     "fch4_mean_nmol_m2_s": ("fch4_nmol_m2_s", "nmol/m2/s"),
     "fch4_f_annoptlm_mean_nmol_m2_s": ("fch4_f_annoptlm_nmol_m2_s", "nmol/m2/s"),
@@ -28,7 +37,7 @@ RECORD_UNITS = {"record_days": "d", "fch4_measured_days": "d"}
 
 
 def align(inputs: dict[str, dict]) -> list[Table]:
-    """Build `entities`, `timeseries` (daily) and `halfhourly` from the fluxnet_ch4 tables."""
+    """Build `entities`, `timeseries` (daily), `halfhourly` (and the image tables, with imagery)."""
     source = inputs[SOURCE]
     tables = source["_manifest"]["tables"]
     daily, halfhourly = source["daily"], source["halfhourly"]
@@ -37,12 +46,20 @@ def align(inputs: dict[str, dict]) -> list[Table]:
     entities["record_days"] = record_days(entities)
     entities = entities.sort_values(ENTITY_KEY, ignore_index=True)
     entity_units = _units(tables["sites"]) | RECORD_UNITS | {c: u for c, (_, u) in DAILY_MEANS.items()}
+    image_tables = []
+    if IMAGERY in inputs:
+        footprints = square_footprints(entities["lon_deg"], entities["lat_deg"], SITE_FOOTPRINT_M)
+        joined = entity_imagery(inputs[IMAGERY], entities, [ENTITY_KEY], footprints)
+        entities = entities.merge(joined.summary, on=ENTITY_KEY, how="left", validate="one_to_one")
+        entity_units |= joined.summary_units
+        image_tables = joined.tables
     return [
         Table("entities", entities, keys=(ENTITY_KEY,), units=entity_units),
         Table("timeseries", daily.reset_index(drop=True), keys=(ENTITY_KEY, "date"),
               units=_units(tables["daily"])),
         Table("halfhourly", halfhourly.reset_index(drop=True), keys=(ENTITY_KEY, "timestamp_start"),
               units=_units(tables["halfhourly"])),
+        *image_tables,
     ]
 
 

@@ -2,19 +2,22 @@
 
 Raw layout under ``raw_dir``: any tree of GeoTIFF files (``*.tif``, ``*.tiff``, any case); other
 files (``.aux.xml`` side-cars, READMEs) are ignored and GDAL's side-car reading is switched off,
-so a ``.aux.xml`` never changes a result. Tiles made for the entities of a domain are named::
+so a ``.aux.xml`` never changes a result. Tiles of a mosaic (or made for one entity) are named::
 
-    <entity>_<variable>_<YYYYMMDD>.tif     e.g. 01022500_ndvi_20200715.tif
-    <entity>_relief.tif                    static layers: relief, dem, elevation, slope, aspect, landcover
+    <tile>_<variable>_<YYYYMMDD>.tif     e.g. r01c03_ndvi_20200715.tif
+    <tile>_relief.tif                    static layers: relief, dem, elevation, slope, aspect, landcover
 
-A band's date comes from its ``DATE``/``ACQUISITION_DATE`` tag, else the file's, else the file
-name. Tables: `rasters` (one row per file and band: grid, CRS, nodata, labels) and `band_stats`
-(valid-pixel count, min, max, mean, std from chunked windowed reads), plus `quarantine`. In a
-`RawFormatError` the record number is the band (1-based), or None for the whole file. Refused:
-empty, truncated or non-TIFF files; no CRS or identity geotransform; bounds impossible for the
-CRS; a GDAL_NODATA tag that is not a number or that the data type cannot hold (NaN on an integer
-band); undeclared fill values (see `imagery_stats`); two bands with the same entity, variable
-and date. Helpers: `read_raster`, `zonal_stats`, `sample_points`, `entity_image_stats`.
+The name's first part lands in the `entity` column. A band's date comes from its
+``DATE``/``ACQUISITION_DATE`` tag, else the file's, else the file name. Tables: `files` (the
+inventory: one row per file with its path relative to ``raw_dir``, the ``raw_dir`` it was read from,
+size and SHA-256, so a later stage can open the same bytes and detect a changed file), `rasters`
+(one row per file and band: grid, CRS, nodata, labels) and `band_stats` (valid-pixel count, min,
+max, mean, std from chunked windowed reads), plus `quarantine`. In a `RawFormatError` the record
+number is the band (1-based), or None for the whole file. Refused: empty, truncated or non-TIFF
+files; no CRS or identity geotransform; bounds impossible for the CRS; a GDAL_NODATA tag that is
+not a number or that the data type cannot hold (NaN on an integer band); undeclared fill values
+(see `imagery_stats`); two bands with the same tile/entity, variable and date. Helpers:
+`read_raster`, `zonal_stats`, `sample_points`, `mosaic_zone_stats`, `entity_image_stats`.
 
 Format: OGC GeoTIFF Standard 1.1 (OGC 19-008r4). NDVI: Tucker (1979),
 doi:10.1016/0034-4257(79)90013-0. Real sample relief: SRTM, Farr et al. (2007),
@@ -32,6 +35,8 @@ import pandas as pd
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
+from stages.hashing import file_sha256
+from stages.sources.imagery_mosaic import Layer, LonLatBox, Square, entity_image_stats, mosaic_zone_stats
 from stages.sources.imagery_raster import (
     RasterInfo,
     TileName,
@@ -41,11 +46,12 @@ from stages.sources.imagery_raster import (
     read_raster,
 )
 from stages.sources.imagery_stats import BandStats, band_statistics
-from stages.sources.imagery_zones import entity_image_stats, sample_points, zonal_stats
+from stages.sources.imagery_zones import sample_points, zonal_stats
 from stages.tables import RawFormatError, Table, quarantine_table
 
-__all__ = ["CITATION", "LICENSE", "Params", "RasterInfo", "TileName", "entity_image_stats",
-           "parse_tile_name", "read", "read_raster", "read_tiff", "sample_points", "zonal_stats"]
+__all__ = ["CITATION", "LICENSE", "Layer", "LonLatBox", "Params", "RasterInfo", "Square", "TileName",
+           "entity_image_stats", "mosaic_zone_stats", "parse_tile_name", "read", "read_raster", "read_tiff",
+           "sample_points", "zonal_stats"]
 
 CITATION = (
     "GeoTIFF: OGC GeoTIFF Standard 1.1, OGC 19-008r4 (2019); NDVI: Tucker, C. J. (1979): Red and"
@@ -69,6 +75,7 @@ RASTER_UNITS = {  # column order of the `rasters` table after the keys
     "bounds_bottom": "crs_unit", "bounds_right": "crs_unit", "bounds_top": "crs_unit",
     "compression": "1",
 }
+FILE_UNITS = {"raw_dir": "1", "size_bytes": "B", "sha256": "1"}
 STATS_UNITS = {"valid_px": "px", "masked_px": "px", "valid_fraction": "1"} | dict.fromkeys(
     ("min", "max", "mean", "std"), BAND_UNIT)
 
@@ -81,7 +88,7 @@ class Params(BaseModel):
 
 
 def read(raw_dir: Path, params: Params) -> Iterator[Table]:
-    """Yield the `rasters`, `band_stats` and `quarantine` tables of every GeoTIFF under `raw_dir`.
+    """Yield the `files`, `rasters`, `band_stats` and `quarantine` tables of every GeoTIFF under `raw_dir`.
 
     With `on_error="quarantine"` a bad file is left out of both tables and its error recorded.
     """
@@ -101,10 +108,14 @@ def read(raw_dir: Path, params: Params) -> Iterator[Table]:
             continue
         first |= keys
         read_files[path] = (info, stats)
+    inventory = [_file_row(raw_dir, path) for path in read_files]
     rasters = [_raster_row(raw_dir, info, band) for info, _ in read_files.values()
                for band in info.bands]
     stats = [_stats_row(raw_dir, info.path, s) for info, band_stats in read_files.values()
              for s in band_stats]
+    files_frame = pd.DataFrame(inventory, columns=["file", *FILE_UNITS]).astype(
+        {"file": "string", "raw_dir": "string", "size_bytes": "int64", "sha256": "string"})
+    yield Table("files", files_frame.sort_values("file", ignore_index=True), ("file",), FILE_UNITS)
     yield Table("rasters", _typed(rasters, RASTER_UNITS), KEYS, RASTER_UNITS)
     yield Table("band_stats", _typed(stats, STATS_UNITS), KEYS, STATS_UNITS)
     yield quarantine_table(errors)
@@ -138,6 +149,11 @@ def _label_keys(path: Path, info: RasterInfo, raw_dir: Path, first: dict[tuple, 
             raise RawFormatError(path, band.index, problem)
         keys[key] = where
     return keys
+
+
+def _file_row(raw_dir: Path, path: Path) -> dict:
+    return {"file": path.relative_to(raw_dir).as_posix(), "raw_dir": raw_dir.as_posix(),
+            "size_bytes": path.stat().st_size, "sha256": file_sha256(path)}
 
 
 def _raster_row(raw_dir: Path, info: RasterInfo, band) -> dict:

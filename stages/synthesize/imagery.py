@@ -1,17 +1,19 @@
-"""Synthetic georeferenced tiles over the entities of a domain: relief and NDVI GeoTIFFs.
+"""Synthetic imagery mosaic: relief and NDVI GeoTIFF tiles on a regular grid over a bounding box.
 
-Writes under `out_dir` what `stages.sources.imagery` reads, one square tile per entity on a
-grid of `pixel_m` metres in `crs` (default EPSG:5070, CONUS Albers), the entity's point inside
-the tile's centre pixel (row = col = tile_px // 2)::
+Writes under `out_dir` what `stages.sources.imagery` reads: a mosaic of square tiles of
+`tile_px` x `tile_px` pixels of `pixel_m` metres in `crs` (default EPSG:5070, CONUS Albers, over
+the contiguous US), like the tiled national products (NLCD, SRTM, MODIS NDVI). Tile (r, c) is the
+r-th row from the top and c-th column from the left; the grid starts at the box's top-left corner
+snapped to whole pixels and has as many whole tiles as needed to cover the box::
 
-    <entity>_relief.tif              elevation [m]
-    <entity>_ndvi_<YYYYMMDD>.tif     NDVI [1] per date, cloudy pixels = nodata -9999
+    r00c00_relief.tif              elevation [m]
+    r00c00_ndvi_<YYYYMMDD>.tif     NDVI [1] per date
 
-Float32, LZW with the floating-point predictor, 16-multiple square blocks, band description,
-unit and (NDVI) a DATE tag; no TIFF date-time tag and no side-cars, so the same params give
-byte-identical files. Entities come from `entities_file` (CSV ``entity_id,lon,lat`` written by
-another generator; the first `n_entities` ids in sorted order) or are drawn over CONUS. The
-fields are described in `imagery_fields`.
+The fields cover the whole box (there is no coastline); cloudy NDVI pixels are nodata -9999. Float32, LZW with the
+floating-point predictor, 16-multiple square blocks, band description, unit and (NDVI) a DATE tag;
+no TIFF date-time tag and no side-cars, so the same params give byte-identical files. The fields
+(`imagery_fields`) are defined in projected metres and lon/lat, so tiles agree along their edges and
+every profile samples the same landscape at its own resolution; per-pixel noise is seeded per tile.
 """
 
 from __future__ import annotations
@@ -19,33 +21,22 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-import zlib
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import rasterio
 from affine import Affine
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from rasterio.crs import CRS
 from rasterio.warp import transform as transform_points
 
 from stages.synthesize import imagery_fields as model
-from stages.tables import RawFormatError
 
 NODATA = -9999.0
-LONGEST_WAVE_M = 50_000.0  # relief waves from 4 pixels to this wavelength
 DEFAULT_DATES = ("20200115", "20200415", "20200715", "20201015")  # mid-month, one per season
-ENTITY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-CONUS = np.array([  # coarse outline (lon, lat) used to keep drawn points on land
-    (-124.7, 48.4), (-124.1, 46.2), (-124.5, 42.8), (-123.8, 39.8), (-122.4, 37.2), (-120.6, 34.6),
-    (-117.1, 32.5), (-114.7, 32.7), (-111.1, 31.3), (-108.2, 31.3), (-106.5, 31.8), (-104.5, 29.6),
-    (-103.1, 29.0), (-101.4, 29.8), (-99.5, 27.5), (-97.4, 25.9), (-97.4, 27.8), (-94.0, 29.6),
-    (-90.0, 29.1), (-89.0, 30.3), (-85.0, 29.7), (-83.0, 29.0), (-82.7, 27.5), (-81.0, 25.2),
-    (-80.1, 25.8), (-80.6, 28.5), (-81.4, 30.7), (-79.0, 33.5), (-76.0, 35.0), (-76.3, 37.0),
-    (-74.0, 39.7), (-71.0, 41.5), (-70.0, 41.8), (-70.7, 43.1), (-67.0, 44.8), (-67.8, 47.1),
-    (-69.2, 47.4), (-71.5, 45.0), (-74.7, 45.0), (-76.3, 44.2), (-79.0, 43.3), (-82.5, 41.8),
-    (-83.5, 46.1), (-89.6, 48.0), (-95.2, 49.0), (-123.0, 49.0),
-])
+CONUS_ALBERS_M = (-2_400_000.0, 200_000.0, 2_300_000.0, 3_200_000.0)  # EPSG:5070 box of CONUS
+MAX_TILES = 10_000
 
 
 class Params(BaseModel):
@@ -53,11 +44,10 @@ class Params(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     seed: int = 42
-    n_entities: int = Field(ge=1, le=100_000)
+    pixel_m: float = Field(gt=0)
     tile_px: int = Field(ge=16, le=4096, multiple_of=16)
-    pixel_m: float = Field(30.0, gt=0)
     crs: str = "EPSG:5070"
-    entities_file: str | None = None
+    bounds_m: tuple[float, float, float, float] = CONUS_ALBERS_M
     dates: list[str] = Field(default_factory=lambda: list(DEFAULT_DATES))
     cloud_fraction: float = Field(0.1, ge=0.0, le=0.5)
 
@@ -80,88 +70,79 @@ class Params(BaseModel):
             raise ValueError("dates must be unique")
         return sorted(value)
 
+    @model_validator(mode="after")
+    def _bounds_hold_a_grid(self) -> Params:
+        xmin, ymin, xmax, ymax = self.bounds_m
+        if not (xmin < xmax and ymin < ymax):
+            raise ValueError(f"bounds_m {self.bounds_m} must be (xmin, ymin, xmax, ymax) with min < max")
+        grid = MosaicGrid.of(self)
+        if grid.n_rows * grid.n_cols > MAX_TILES:
+            raise ValueError(f"{grid.n_rows} x {grid.n_cols} tiles exceed {MAX_TILES}: raise pixel_m or tile_px")
+        return self
+
+
+@dataclass(frozen=True)
+class MosaicGrid:
+    """The tile grid: top-left corner (metres), pixel size, tile size and tile counts."""
+
+    left: float
+    top: float
+    pixel_m: float
+    tile_px: int
+    n_rows: int
+    n_cols: int
+
+    @classmethod
+    def of(cls, params: Params) -> MosaicGrid:
+        """The grid that covers `params.bounds_m` with whole tiles."""
+        xmin, ymin, xmax, ymax = params.bounds_m
+        size, tile_m = params.pixel_m, params.pixel_m * params.tile_px
+        left, top = math.floor(xmin / size) * size, math.ceil(ymax / size) * size
+        return cls(left, top, size, params.tile_px, n_rows=math.ceil((top - ymin) / tile_m),
+                   n_cols=math.ceil((xmax - left) / tile_m))
+
+    def tile_id(self, row: int, col: int) -> str:
+        """``r<row>c<col>``, zero-padded to the widest index (at least two digits)."""
+        width = max(2, len(str(max(self.n_rows, self.n_cols) - 1)))
+        return f"r{row:0{width}d}c{col:0{width}d}"
+
+    def tile(self, row: int, col: int) -> tuple[Affine, np.ndarray, np.ndarray]:
+        """A tile's affine and the coordinates of its pixel centres (columns, rows)."""
+        tile_m = self.tile_px * self.pixel_m
+        left, top = self.left + col * tile_m, self.top - row * tile_m
+        centres = (np.arange(self.tile_px) + 0.5) * self.pixel_m
+        return Affine(self.pixel_m, 0, left, 0, -self.pixel_m, top), left + centres, top - centres
+
 
 def write(out_dir: Path, params: Params) -> None:
-    """Generate the relief and NDVI tiles of every entity under `out_dir`."""
-    if params.entities_file is not None:
-        chosen = read_entities(Path(params.entities_file))
-        entities = {key: chosen[key] for key in sorted(chosen)[: params.n_entities]}
-    else:
-        entities = draw_entities(params.seed, params.n_entities)
+    """Generate every tile's relief and per-date NDVI under `out_dir`."""
+    grid = MosaicGrid.of(params)
     rng = np.random.default_rng([params.seed, 0])
-    relief_waves = model.Waves.draw(rng, model.RELIEF_WAVES, 4 * params.pixel_m, LONGEST_WAVE_M, 0.5)
-    cover_waves = model.Waves.draw(rng, model.COVER_WAVES, 3 * params.pixel_m, 3000.0, 0.3)
+    relief_waves = model.Waves.draw(rng, model.RELIEF_WAVES, *model.RELIEF_WAVELENGTH_M, 0.5)
+    cover_waves = model.Waves.draw(rng, model.COVER_WAVES, *model.COVER_WAVELENGTH_M, 0.3)
+    relief_waves, cover_waves = relief_waves.resolved(params.pixel_m), cover_waves.resolved(params.pixel_m)
+    days = [dt.datetime.strptime(text, "%Y%m%d").date() for text in params.dates]
+    clouds = [model.Clouds.draw(np.random.default_rng([params.seed, 3, number]), params.cloud_fraction)
+              for number in range(len(days))]
     out_dir.mkdir(parents=True, exist_ok=True)
-    for entity, (lon, lat) in sorted(entities.items()):
-        affine, xs, ys = tile_grid(params, lon, lat)
-        px, py = np.meshgrid(xs, ys)
-        lons, lats = (np.asarray(v).reshape(px.shape)
-                      for v in transform_points(params.crs, "EPSG:4326", px.ravel(), py.ravel()))
-        fractal = relief_waves.evaluate(xs, ys)
-        elevation = np.round(model.relief(lons, lats, fractal), 2)
-        _write_tile(out_dir / f"{entity}_relief.tif", params, affine, elevation, "relief", "m", None)
-        cover = np.tanh(cover_waves.evaluate(xs, ys))
-        for number, text in enumerate(params.dates):
-            day = dt.datetime.strptime(text, "%Y%m%d").date()
-            # seeded by the entity id, so an entity's tiles do not depend on which others are drawn
-            local = np.random.default_rng([params.seed, 1, zlib.crc32(entity.encode()), number])
-            noise = local.normal(0, 0.02, px.shape)
-            value = model.ndvi(lons, lats, elevation, fractal, cover, day.timetuple().tm_yday, noise)
-            clouds = model.cloud_mask(local, px.shape, params.pixel_m, params.cloud_fraction)
-            value = np.where(clouds, NODATA, np.round(value, 4))
-            _write_tile(out_dir / f"{entity}_ndvi_{text}.tif", params, affine, value, "ndvi", "1", day)
-
-
-def draw_entities(seed: int, n: int) -> dict[str, tuple[float, float]]:
-    """`n` seeded points over CONUS land, ids ``pt0000``, ``pt0001``, ... -> (lon, lat)."""
-    rng = np.random.default_rng([seed, 2])
-    points: list[tuple[float, float]] = []
-    while len(points) < n:
-        lon, lat = rng.uniform(-125, -66.5), rng.uniform(24.5, 49.5)
-        if _inside(CONUS, lon, lat):
-            points.append((round(lon, 5), round(lat, 5)))
-    return {f"pt{i:04d}": point for i, point in enumerate(points)}
-
-
-def read_entities(path: Path) -> dict[str, tuple[float, float]]:
-    """Entities from a CSV ``entity_id,lon,lat`` (CRLF accepted); errors name file and line."""
-    if not path.is_file():
-        raise RawFormatError(path, None, "entities file does not exist")
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    if not lines:
-        raise RawFormatError(path, 1, "file is empty")
-    if [f.strip() for f in lines[0].split(",")] != ["entity_id", "lon", "lat"]:
-        raise RawFormatError(path, 1, f"header must be 'entity_id,lon,lat', found {lines[0][:60]!r}")
-    entities: dict[str, tuple[float, float]] = {}
-    first: dict[str, int] = {}
-    for number, line in enumerate(lines[1:], 2):
-        if not line.strip():
-            continue
-        fields = [f.strip() for f in line.split(",")]
-        if len(fields) != 3:
-            raise RawFormatError(path, number, f"expected 3 ','-separated fields, found {len(fields)}")
-        entity, lon, lat = fields[0], _number(path, number, fields[1]), _number(path, number, fields[2])
-        if not ENTITY_ID.fullmatch(entity):
-            raise RawFormatError(path, number, f"entity_id {entity!r} cannot be used in a file name")
-        if entity in first:
-            raise RawFormatError(path, number, f"duplicated entity_id {entity} (first at line "
-                                 f"{first[entity]})")
-        if not (-180 <= lon <= 180 and -90 <= lat <= 90):
-            raise RawFormatError(path, number, f"lon/lat ({lon}, {lat}) out of range")
-        first[entity], entities[entity] = number, (lon, lat)
-    if not entities:
-        raise RawFormatError(path, 2, "no entities")
-    return entities
-
-
-def tile_grid(params: Params, lon: float, lat: float) -> tuple[Affine, np.ndarray, np.ndarray]:
-    """The tile's affine and its pixel-centre coordinates: the point lies in pixel (h, h)."""
-    (x,), (y,) = transform_points("EPSG:4326", params.crs, [lon], [lat])
-    size, half = params.pixel_m, params.tile_px // 2
-    left = (math.floor(x / size) - half) * size
-    top = (math.floor(y / size) + 1 + half) * size
-    centres = (np.arange(params.tile_px) + 0.5) * size
-    return Affine(size, 0, left, 0, -size, top), left + centres, top - centres
+    for row in range(grid.n_rows):
+        for col in range(grid.n_cols):
+            affine, xs, ys = grid.tile(row, col)
+            px, py = np.meshgrid(xs, ys)
+            lons, lats = (np.asarray(v).reshape(px.shape)
+                          for v in transform_points(params.crs, "EPSG:4326", px.ravel(), py.ravel()))
+            fractal = relief_waves.evaluate(xs, ys)
+            elevation = np.round(model.relief(lons, lats, fractal), 2)
+            name = grid.tile_id(row, col)
+            _write_tile(out_dir / f"{name}_relief.tif", params, affine, elevation,
+                        "relief", "m", None)
+            cover = np.tanh(cover_waves.evaluate(xs, ys))
+            for number, (text, day) in enumerate(zip(params.dates, days, strict=True)):
+                noise = np.random.default_rng([params.seed, 1, row, col, number]).normal(0, 0.02, px.shape)
+                value = np.round(model.ndvi(lons, lats, elevation, fractal, cover, day.timetuple().tm_yday, noise), 4)
+                if clouds[number] is not None:
+                    value = np.where(clouds[number].mask(xs, ys), NODATA, value)
+                _write_tile(out_dir / f"{name}_ndvi_{text}.tif", params, affine, value, "ndvi", "1", day)
 
 
 def _write_tile(path: Path, params: Params, affine: Affine, values: np.ndarray, variable: str,
@@ -177,22 +158,3 @@ def _write_tile(path: Path, params: Params, affine: Affine, values: np.ndarray, 
         dataset.set_band_unit(1, unit)
         if day is not None:
             dataset.update_tags(1, DATE=day.isoformat())
-
-
-def _number(path: Path, line: int, text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value):
-        raise RawFormatError(path, line, f"value {text!r} is not a number")
-    return value
-
-
-def _inside(polygon: np.ndarray, x: float, y: float) -> bool:
-    """Ray casting: whether (x, y) lies inside the closed polygon."""
-    inside = False
-    for (x0, y0), (x1, y1) in zip(polygon, np.roll(polygon, -1, axis=0), strict=True):
-        if (y0 > y) != (y1 > y) and x < x0 + (y - y0) * (x1 - x0) / (y1 - y0):
-            inside = not inside
-    return inside

@@ -1,24 +1,30 @@
-"""Physical fields behind the synthetic tiles: relief over CONUS, seasonal NDVI, and clouds.
+"""Physical fields behind the synthetic mosaic: relief over CONUS, seasonal NDVI, clouds, land.
 
 Relief = a regional elevation trend in lon/lat (a west-east profile: coastal plains, Great Plains
 rising westward, Basin and Range; plus the Rocky Mountains, Sierra Nevada/Cascades and
 Appalachians) plus a fractal surface whose power spectrum falls as k^-3 (Brownian terrain), built
-as a sum of plane waves in projected metres, so overlapping tiles agree; its amplitude grows with
-the regional elevation. NDVI follows a cosine season peaking in July: the peak greenness drops
-with aridity (west of ~100 W) and with elevation above 1200 m, the seasonal amplitude grows with
-latitude and elevation, higher spots of a tile are browner, and land-cover patches and per-date
-noise add texture. Clouds are smooth random blobs masked per date.
+as a sum of plane waves in projected metres, so neighbouring tiles agree along their edges; its
+amplitude grows with the regional elevation. The waves are drawn once in physical units, and a grid
+of pixel size p only evaluates the waves longer than 2 p (shorter ones would alias), so every
+profile samples the same landscape. NDVI follows a cosine season peaking in July: the peak greenness
+drops with aridity (west of ~100 W) and with elevation above 1200 m, the seasonal amplitude grows
+with latitude and elevation, higher spots are browner, and land-cover patches and per-date noise
+add texture. Clouds are smooth weather-scale blobs per date.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
 RELIEF_WAVES = 48
 COVER_WAVES = 24
-CLOUD_WAVES = 6
+CLOUD_WAVES = 12
+RELIEF_WAVELENGTH_M = (2_000.0, 200_000.0)
+COVER_WAVELENGTH_M = (1_000.0, 60_000.0)
+CLOUD_WAVELENGTH_M = (200_000.0, 1_500_000.0)
 PROFILE_LON = (-125, -121, -119, -114, -105, -102, -97, -94, -88, -82, -78, -75, -66)
 PROFILE_M = (150, 200, 1100, 1400, 1700, 1200, 450, 300, 180, 250, 150, 40, 100)
 
@@ -47,6 +53,11 @@ class Waves:
         return cls(k * np.cos(direction), k * np.sin(direction), rng.uniform(0, 2 * np.pi, n),
                    amplitude)
 
+    def resolved(self, pixel_m: float) -> Waves:
+        """The waves a grid of `pixel_m` can hold: wavelengths of at least two pixels."""
+        keep = 2 * np.pi / np.hypot(self.kx, self.ky) >= 2 * pixel_m
+        return Waves(self.kx[keep], self.ky[keep], self.phase[keep], self.amplitude[keep])
+
     def evaluate(self, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
         """The field on the grid of columns at `xs` and rows at `ys` (shape len(ys) x len(xs)).
 
@@ -59,6 +70,31 @@ class Waves:
             a, b = kx * xs + phase, ky * ys
             field += amplitude * (np.outer(np.cos(b), np.cos(a)) - np.outer(np.sin(b), np.sin(a)))
         return field
+
+
+@dataclass(frozen=True)
+class Clouds:
+    """One acquisition's cloud field: cloudy where the unit-variance field exceeds `threshold`."""
+
+    waves: Waves
+    threshold: float
+
+    @classmethod
+    def draw(cls, rng: np.random.Generator, mean_fraction: float) -> Clouds | None:
+        """Clouds of one date, or None for a clear scene (about a third of the scenes).
+
+        The cover fraction is drawn in [0, 2 mean / 0.7], so the mean over scenes is about
+        `mean_fraction`; the threshold is the normal quantile of that fraction.
+        """
+        if mean_fraction == 0 or rng.uniform() < 0.3:
+            return None
+        fraction = rng.uniform(0, min(2 * mean_fraction / 0.7, 0.95))
+        waves = Waves.draw(rng, CLOUD_WAVES, *CLOUD_WAVELENGTH_M, 1.0)
+        return cls(waves, NormalDist().inv_cdf(1 - fraction) if fraction > 0 else np.inf)
+
+    def mask(self, xs: np.ndarray, ys: np.ndarray) -> np.ndarray:
+        """Cloudy pixels of the grid of columns at `xs` and rows at `ys`."""
+        return self.waves.evaluate(xs, ys) > self.threshold
 
 
 def _bump(value: np.ndarray, centre: float | np.ndarray, width: float) -> np.ndarray:
@@ -102,14 +138,3 @@ def ndvi(lon: np.ndarray, lat: np.ndarray, elevation: np.ndarray, fractal: np.nd
     value = peak - amplitude * (1 - greenness) - 0.03 * fractal + 0.06 * cover + noise
     return np.clip(value, -0.1, 0.95)
 
-
-def cloud_mask(rng: np.random.Generator, shape: tuple[int, int], pixel_m: float,
-               mean_fraction: float) -> np.ndarray:
-    """Cloudy pixels of one acquisition: a smooth random field cut at a drawn cover fraction."""
-    if mean_fraction == 0 or rng.uniform() < 0.3:
-        return np.zeros(shape, dtype=bool)  # about a third of the scenes are clear
-    fraction = rng.uniform(0, min(2 * mean_fraction / 0.7, 0.95))
-    size = max(shape) * pixel_m
-    field = Waves.draw(rng, CLOUD_WAVES, size / 4, size * 2, 1.0).evaluate(
-        np.arange(shape[1]) * pixel_m, np.arange(shape[0]) * pixel_m)
-    return field > np.quantile(field, 1 - fraction)

@@ -8,10 +8,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scibench_testing.domains import TINY_IMAGERY, align_domain, synthesize_and_ingest
 
 from stages.domains import cropbench
 from stages.repository import read_manifest, read_table, write_tables
-from stages.sources import crops
+from stages.sources import crops, imagery
+from stages.sources.imagery_mosaic import Square
 from stages.synthesize import crops as synthetic
 
 CYBENCH = Path(__file__).resolve().parents[2].parent / "shared" / "realdata" / "cybench"
@@ -116,3 +118,20 @@ def test_synthetic_yields_and_khaki_tables_pass_through(tiny):
                                                 "yield_t_ha", "harvest_area_ha", "production_t"]
     assert len(tiny["county_weather"]) == 52 * len(tiny["county_yield"])
     assert len(tiny["counties"]) == 12 and len(tiny["county_soil"]) == 72
+
+
+def test_khaki_counties_get_imagery_of_a_county_sized_square(tmp_path):
+    synthesize_and_ingest("crops", synthetic.Params(n_counties=12, first_year=2017, last_year=2018), tmp_path)
+    image_raw = synthesize_and_ingest("imagery", TINY_IMAGERY, tmp_path)
+    tables = align_domain("cropbench", ["crops", "imagery"], tmp_path)
+    assert {"county_image_stats", "county_image_static"} <= set(tables)
+    counties = tables["counties"]
+    summary = ["relief_mean_m", "relief_std_m", "ndvi_mean", "ndvi_min", "ndvi_max"]
+    assert counties.columns.tolist()[-5:] == summary and counties[summary].notna().all().all()
+    assert tables["county_image_stats"].columns.tolist()[:4] == ["crop", "loc_id", "variable", "date"]
+    assert len(tables["county_image_stats"]) == 12 * 4 and len(tables["county_image_static"]) == 12
+    first = counties.iloc[0]
+    direct = imagery.entity_image_stats(image_raw, {"c": Square(first["lon_deg"], first["lat_deg"],
+                                                                cropbench.COUNTY_SIDE_M)})
+    assert first["relief_mean_m"] == direct.loc[direct["variable"] == "relief", "mean"].iloc[0]
+    assert "relief_mean_m" not in tables["entities"]  # CY-Bench regions have no coordinates

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scibench_testing.domains import TINY_IMAGERY, align_domain, synthesize_and_ingest
 
 from stages.domains import methanewet
 from stages.repository import read_manifest, read_table, write_tables
@@ -81,3 +82,19 @@ def test_real_daily_and_ameriflux_files_align(tmp_path):
     assert pd.isna(entities.loc["US-CRT", "fch4_mean_nmol_m2_s"])
     assert entities.loc["US-CRT", "product"] == "AmeriFlux BASE"
     assert len(tables["timeseries"]) == 273 + 365 + 1417 and len(tables["halfhourly"]) == 96
+
+
+def test_sites_in_the_mosaic_get_image_statistics_and_the_others_nulls(tmp_path):
+    synthesize_and_ingest("fluxnet_ch4", TINY, tmp_path)
+    synthesize_and_ingest("imagery", TINY_IMAGERY, tmp_path)
+    tables = align_domain("methanewet", ["fluxnet_ch4", "imagery"], tmp_path)
+    entities = tables["entities"].set_index("site_id")
+    assert entities.index.tolist() == ["DE-VqS", "MY-UzR", "US-SFC"]
+    assert entities.loc[["DE-VqS", "MY-UzR"], ["relief_mean_m", "ndvi_max"]].isna().all().all()
+    us = entities.loc["US-SFC"]
+    assert us["relief_mean_m"] > 0 and 0 < us["ndvi_max"] < 1 and us["relief_std_m"] == 0  # one 16 km pixel
+    static = tables["image_static"].set_index("site_id")
+    assert static["pixel_count"].tolist() == [0, 0, 1] and pd.isna(static.loc["DE-VqS", "valid_fraction"])
+    assert len(tables["image_stats"]) == 3 * 4
+    plain = align_domain("methanewet", ["fluxnet_ch4"], tmp_path, name="plain")
+    pd.testing.assert_frame_equal(tables["entities"][plain["entities"].columns], plain["entities"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import datetime as dt
+import hashlib
 import shutil
 from pathlib import Path
 
@@ -223,28 +223,21 @@ def test_sample_points_reprojects_and_nulls_nodata_and_outside(tmp_path, crs):
     assert samples.loc["(2, 7)", "x"] == pytest.approx(centre[(2, 7)][0], abs=size * 1e-6)
 
 
-def test_entity_image_stats_uses_named_tiles_or_any_covering_tile(tmp_path):
+def test_files_inventory_records_relative_path_raw_dir_size_and_sha256(tmp_path):
     data = np.arange(80, dtype=np.float32).reshape(8, 10)
-    data[4, 5] = -9999
-    write_raster(tmp_path / "siteA_ndvi_20200715.tif", data, nodata=-9999)
-    write_raster(tmp_path / "siteA_relief.tif", data * 2, nodata=-9999)
-    write_raster(tmp_path / "scenes" / "scene.tif", data + 1000, nodata=-9999)
-    x0, y0, size = GRIDS["EPSG:32618"]
-    site = to_lonlat("EPSG:32618", [(x0 + 5.5 * size, y0 - 4.5 * size)])[0]  # centre of (4, 5)
-    away = to_lonlat("EPSG:32618", [(x0 + 2.5 * size, y0 - 1.5 * size)])[0]  # centre of (1, 2)
-    nowhere = (-120.0, 40.0)
-    stats = imagery.entity_image_stats(tmp_path, {"siteA": site, "siteB": away, "siteC": nowhere},
-                                       buffer_m=150)  # pixel centres within +-150 m: 3 x 3
-    assert stats[["entity", "variable", "file"]].values.tolist() == [
-        ["siteA", "ndvi", "siteA_ndvi_20200715.tif"], ["siteA", "relief", "siteA_relief.tif"],
-        ["siteB", "ndvi", "siteA_ndvi_20200715.tif"], ["siteB", "relief", "siteA_relief.tif"],
-        ["siteB", "scene_b1", "scenes/scene.tif"]]
-    first = stats.iloc[0]
-    block = data[3:6, 4:7]
-    assert first["date"] == dt.date(2020, 7, 15) and pd.isna(stats.iloc[1]["date"])
-    assert first["valid_fraction"] == pytest.approx(8 / 9) and first["valid_count"] == 8
-    assert first["mean"] == pytest.approx(block[block != -9999].mean())
-    assert stats.iloc[4]["mean"] == pytest.approx((data[0:3, 1:4] + 1000).mean())
+    first = write_raster(tmp_path / "raw" / "r00c00_ndvi_20200715.tif", data, nodata=-9999)
+    second = write_raster(tmp_path / "raw" / "scenes" / "r00c00_relief.tif", data * 2, nodata=-9999)
+    (tmp_path / "raw" / "notes.txt").write_text("not a raster")
+    read = tables(tmp_path / "raw")
+    files = read["files"].frame
+    assert files["file"].tolist() == ["r00c00_ndvi_20200715.tif", "scenes/r00c00_relief.tif"]
+    assert files["raw_dir"].tolist() == [(tmp_path / "raw").as_posix()] * 2
+    assert files["size_bytes"].tolist() == [first.stat().st_size, second.stat().st_size]
+    assert files["sha256"].tolist() == [hashlib.sha256(p.read_bytes()).hexdigest() for p in (first, second)]
+    assert read["files"].keys == ("file",) and read["files"].units["size_bytes"] == "B"
+    assert set(files["file"]) == set(read["rasters"].frame["file"])
+    validate_table(read["files"])
+
 
 @needs_real
 def test_zonal_stats_on_the_real_utm_raster_in_native_and_lonlat_coordinates():

@@ -1,4 +1,4 @@
-"""Synthetic imagery tiles: native GeoTIFF, determinism, georeference, relief and NDVI structure."""
+"""Synthetic imagery mosaic: native GeoTIFF tiles, determinism, a seamless grid, relief and NDVI structure."""
 
 from __future__ import annotations
 
@@ -14,18 +14,32 @@ from rasterio.warp import transform as transform_points
 from scipy.stats import spearmanr
 
 from stages.sources import imagery as reader
+from stages.sources.imagery_mosaic import Square
 from stages.sources.imagery_tiff import DATETIME_TAG, check_tiff
 from stages.synthesize import imagery
-from stages.synthesize.imagery import Params
-from stages.tables import RawFormatError
+from stages.synthesize.imagery import CONUS_ALBERS_M, MosaicGrid, Params
 
-TINY = Params(n_entities=4, tile_px=32)
-DEFAULT = Params(n_entities=20, tile_px=128)
+TINY = Params(pixel_m=16000, tile_px=64)
+COARSE = Params(pixel_m=8000, tile_px=128)  # the default profile's grid at half its resolution
 DATES = ["20200115", "20200415", "20200715", "20201015"]
+POINTS = {f"p{i:02d}": (lon, lat) for i, (lon, lat) in enumerate(  # a lon/lat lattice over CONUS
+    (lon, lat) for lon in range(-120, -70, 5) for lat in (32, 37, 42, 46))}
 
 
 def files(root: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(root.iterdir())}
+
+
+def mosaic(root: Path, grid: MosaicGrid, layer: str) -> np.ndarray:
+    """The tiles of one layer stitched into one array (nodata as NaN)."""
+    rows = []
+    for row in range(grid.n_rows):
+        tiles = []
+        for col in range(grid.n_cols):
+            with rasterio.open(root / f"{grid.tile_id(row, col)}_{layer}.tif") as dataset:
+                tiles.append(dataset.read(1, masked=True).filled(np.nan))
+        rows.append(np.hstack(tiles))
+    return np.vstack(rows)
 
 
 @pytest.fixture(scope="module")
@@ -36,39 +50,40 @@ def tiny(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def default(tmp_path_factory) -> pd.DataFrame:
-    """Image statistics of the default profile in a 1 km buffer, with each entity's lon/lat."""
-    root = tmp_path_factory.mktemp("default")
-    imagery.write(root, DEFAULT)
-    entities = imagery.draw_entities(DEFAULT.seed, DEFAULT.n_entities)
-    stats = reader.entity_image_stats(root, entities, buffer_m=1000)
-    stats["lon"] = stats["entity"].map(lambda e: entities[e][0])
-    stats["lat"] = stats["entity"].map(lambda e: entities[e][1])
-    return stats
+def coarse(tmp_path_factory) -> pd.DataFrame:
+    """Image statistics of 40 km squares on the lattice, with each point's lon/lat."""
+    root = tmp_path_factory.mktemp("coarse")
+    imagery.write(root, COARSE)
+    stats = reader.entity_image_stats(root, {k: Square(lon, lat, 40_000.0) for k, (lon, lat) in POINTS.items()})
+    return stats.assign(lon=stats["entity"].map(lambda e: POINTS[e][0]),
+                        lat=stats["entity"].map(lambda e: POINTS[e][1]))
 
 
-def test_tiny_tiles_are_named_typed_and_read_cleanly(tiny):
-    names = sorted(files(tiny))
-    entities = sorted(imagery.draw_entities(TINY.seed, 4))
-    assert names == sorted([f"{e}_relief.tif" for e in entities]
-                           + [f"{e}_ndvi_{d}.tif" for e in entities for d in DATES])
+def test_tiny_mosaic_is_a_regular_grid_of_named_tiles_that_reads_cleanly(tiny):
+    grid = MosaicGrid.of(TINY)
+    assert (grid.n_rows, grid.n_cols, grid.left, grid.top) == (3, 5, -2_400_000.0, 3_200_000.0)
+    ids = [f"r{r:02d}c{c:02d}" for r in range(3) for c in range(5)]
+    assert sorted(files(tiny)) == sorted([f"{t}_relief.tif" for t in ids] + [f"{t}_ndvi_{d}.tif" for t in ids
+                                                                              for d in DATES])
     read = {t.name: t.frame for t in reader.read(tiny, reader.Params())}
-    assert len(read["quarantine"]) == 0
-    rasters = read["rasters"]
-    assert len(rasters) == 20 and set(rasters["entity"]) == set(entities)
+    assert len(read["quarantine"]) == 0 and len(read["files"]) == 75
+    rasters = read["rasters"].set_index("file")
+    assert set(rasters["entity"]) == set(ids) and set(rasters["crs_epsg"]) == {5070}
     assert set(rasters["dtype"]) == {"float32"} and set(rasters["nodata"]) == {-9999.0}
-    assert set(rasters["compression"]) == {"lzw"} and set(rasters["crs_epsg"]) == {5070}
     assert set(rasters[["width_px", "height_px", "res_x", "res_y"]].itertuples(index=False)) == {
-        (32, 32, 30.0, 30.0)}
+        (64, 64, 16000.0, 16000.0)}
+    tile_m = 64 * 16000.0
+    right = rasters.loc["r02c04_relief.tif"]
+    assert (right["bounds_right"], right["bounds_bottom"]) == (-2_400_000 + 5 * tile_m, 3_200_000 - 3 * tile_m)
+    assert right["bounds_right"] >= CONUS_ALBERS_M[2] and right["bounds_bottom"] <= CONUS_ALBERS_M[1]
+    assert rasters.loc["r01c02_relief.tif", "bounds_left"] == rasters.loc["r01c01_relief.tif", "bounds_right"]
     ndvi = rasters[rasters["variable"] == "ndvi"]
     assert sorted({d.strftime("%Y%m%d") for d in ndvi["date"]}) == DATES
-    assert rasters.loc[rasters["variable"] == "relief", "date"].isna().all()
-    with rasterio.open(tiny / f"{entities[0]}_ndvi_20200715.tif") as dataset:
-        assert dataset.block_shapes == [(32, 32)]
+    with rasterio.open(tiny / "r01c02_ndvi_20200715.tif") as dataset:
         structure = dataset.tags(ns="IMAGE_STRUCTURE")
         assert (structure["COMPRESSION"], structure["PREDICTOR"]) == ("LZW", "3")
         assert dataset.descriptions == ("ndvi",) and dataset.units == ("1",)
-        assert dataset.tags(1) == {"DATE": "2020-07-15"}
+        assert dataset.tags(1) == {"DATE": "2020-07-15"} and dataset.block_shapes == [(64, 64)]
 
 
 def test_same_seed_gives_identical_bytes_and_another_seed_differs(tmp_path, tiny):
@@ -84,22 +99,20 @@ def test_no_tiff_datetime_and_no_side_cars(tiny):
         assert 324 in check_tiff(path).directories[0]  # TileOffsets: tiled, not striped
         assert all(DATETIME_TAG not in tags for tags in check_tiff(path).directories)
         assert not re.search(rb"\d{4}:\d{2}:\d{2} \d{2}:\d{2}:\d{2}", path.read_bytes())
-        with rasterio.open(path) as dataset:
-            assert "TIFFTAG_DATETIME" not in dataset.tags()
 
 
-def test_centre_pixel_maps_back_to_the_entity(tiny):
-    half = TINY.tile_px // 2
-    for entity, (lon, lat) in imagery.draw_entities(TINY.seed, 4).items():
-        path = tiny / f"{entity}_relief.tif"
-        with rasterio.open(path) as dataset:
-            x, y = dataset.xy(half, half)  # pixel centre
-            (ex,), (ey,) = transform_points("EPSG:4326", dataset.crs, [lon], [lat])
-            assert abs(ex - x) <= 15.0 and abs(ey - y) <= 15.0  # half a 30 m pixel
-            (clon,), (clat,) = transform_points(dataset.crs, "EPSG:4326", [x], [y])
-        assert abs(clon - lon) < 4e-4 and abs(clat - lat) < 3e-4
-        sample = reader.sample_points(path, 1, {entity: (lon, lat)}).iloc[0]
-        assert (sample["row"], sample["col"], sample["inside"]) == (half, half, True)
+def test_tiles_join_seamlessly_and_point_to_the_right_place(tiny):
+    grid = MosaicGrid.of(TINY)
+    relief = mosaic(tiny, grid, "relief")
+    steps = np.abs(np.diff(relief, axis=1))
+    edges = steps[:, 63::64][:, :-1]  # the steps from the last column of a tile to the next tile's first
+    inner = np.delete(steps, np.s_[63::64], axis=1)
+    assert edges.mean() < 1.5 * inner.mean()
+    with rasterio.open(tiny / "r01c01_relief.tif") as dataset:
+        x, y = dataset.xy(10, 20)
+        (lon,), (lat,) = transform_points(dataset.crs, "EPSG:4326", [x], [y])
+        sample = reader.sample_points(tiny / "r01c01_relief.tif", 1, {"p": (lon, lat)}).iloc[0]
+    assert (sample["row"], sample["col"]) == (10, 20) and sample["value"] == relief[64 + 10, 64 + 20]
 
 
 def test_clouds_are_nodata_in_ndvi_only(tiny):
@@ -107,78 +120,42 @@ def test_clouds_are_nodata_in_ndvi_only(tiny):
     relief = stats[stats["file"].str.endswith("_relief.tif")]
     ndvi = stats[~stats["file"].str.endswith("_relief.tif")]
     assert (relief["masked_px"] == 0).all()
-    assert (ndvi["masked_px"] > 0).any() and (ndvi["valid_fraction"] > 0.05).all()
+    assert (ndvi["masked_px"] > 0).any() and 0.02 < ndvi["masked_px"].sum() / (ndvi["valid_px"].sum() +
+                                                                              ndvi["masked_px"].sum()) < 0.3
     assert ndvi["min"].min() >= -0.1 and ndvi["max"].max() <= 0.95
 
 
-def test_relief_is_a_smooth_rough_surface_high_in_the_west(default, tmp_path):
-    relief = default[default["variable"] == "relief"]
+def test_every_profile_samples_the_same_landscape(coarse, tiny):
+    relief = coarse[coarse["variable"] == "relief"].set_index("entity")["mean"]
+    squares = {k: Square(lon, lat, 40_000.0) for k, (lon, lat) in POINTS.items()}
+    tiny_relief = reader.entity_image_stats(tiny, squares).query("variable == 'relief'").set_index("entity")["mean"]
+    assert spearmanr(relief, tiny_relief.loc[relief.index]).statistic > 0.95
+
+
+def test_relief_is_high_and_rough_in_the_west(coarse):
+    relief = coarse[coarse["variable"] == "relief"]
     west, east = relief[relief["lon"] < -104], relief[relief["lon"] > -95]
-    assert len(west) >= 3 and len(east) >= 3
     assert west["mean"].median() > east["mean"].median() + 800
     assert spearmanr(relief["mean"], relief["std"]).statistic > 0.6  # mountains are rougher
-    imagery.write(tmp_path, Params(n_entities=1, tile_px=128))
-    with rasterio.open(next(tmp_path.glob("*_relief.tif"))) as dataset:
-        dem = dataset.read(1).astype(np.float64)
-    variogram = [np.mean((dem[:, lag:] - dem[:, :-lag]) ** 2) / 2 for lag in (1, 4, 16, 64)]
-    assert all(a < b for a, b in zip(variogram, variogram[1:], strict=False))
-    assert variogram[0] < variogram[-1] / 20  # neighbours agree far better than distant pixels
 
 
-def test_ndvi_has_a_summer_peak_that_grows_with_latitude(default):
-    ndvi = default[default["variable"] == "ndvi"].assign(
-        month=lambda f: f["date"].map(lambda d: d.month))
-    wide = ndvi.pivot(index="entity", columns="month", values="mean")
-    lat = default.groupby("entity")["lat"].first().loc[wide.index]
-    assert (wide[7] > wide[1]).all() and (wide[7] > wide[4]).all() and (wide[7] > wide[10]).all()
-    relative_amplitude = (wide[7] - wide[1]) / wide[7]
-    assert spearmanr(relative_amplitude, lat).statistic > 0.6
-    relief = default[default["variable"] == "relief"].set_index("entity")["mean"].loc[wide.index]
+def test_ndvi_has_a_summer_peak_that_grows_with_latitude(coarse):
+    ndvi = coarse[coarse["variable"] == "ndvi"].assign(month=lambda f: f["date"].map(lambda d: d.month))
+    wide = ndvi.pivot(index="entity", columns="month", values="mean").dropna()
+    assert len(wide) >= 25
+    lat = coarse.groupby("entity")["lat"].first().loc[wide.index]
+    lon = coarse.groupby("entity")["lon"].first().loc[wide.index]
+    assert (wide[7] > wide[1]).all() and (wide[7] > wide[10]).mean() > 0.9
+    assert spearmanr((wide[7] - wide[1]) / wide[7], lat).statistic > 0.5
+    relief = coarse[coarse["variable"] == "relief"].set_index("entity")["mean"].loc[wide.index]
     assert spearmanr(wide[7], relief).statistic < -0.5  # high, dry places are browner
-    lon = default.groupby("entity")["lon"].first().loc[wide.index]
     assert wide[7][lon < -104].median() < wide[7][lon > -95].median() - 0.2
 
 
-def test_entities_file_chooses_the_points(tmp_path):
-    csv = tmp_path / "entities.csv"
-    csv.write_bytes(b"entity_id,lon,lat\r\n01022500,-68.0,44.6\r\nUS-EDN,-122.1,37.6\r\n"
-                    b"03015500,-79.3,41.9\r\n")
-    imagery.write(tmp_path / "out", Params(n_entities=2, tile_px=16, dates=["20200601"],
-                                          entities_file=str(csv)))
-    assert sorted(files(tmp_path / "out")) == [
-        "01022500_ndvi_20200601.tif", "01022500_relief.tif",
-        "03015500_ndvi_20200601.tif", "03015500_relief.tif"]
-    sample = reader.sample_points(tmp_path / "out" / "03015500_relief.tif", 1,
-                                  {"03015500": (-79.3, 41.9)}).iloc[0]
-    assert (sample["row"], sample["col"]) == (8, 8)
-    imagery.write(tmp_path / "all", Params(n_entities=3, tile_px=16, dates=["20200601"],
-                                          entities_file=str(csv)))
-    every = files(tmp_path / "all")
-    assert len(every) == 6 and all(every[name] == data for name, data in files(tmp_path / "out").items())
-
-
-@pytest.mark.parametrize(("text", "line", "problem"), [
-    ("", 1, "file is empty"),
-    ("id;lon;lat\na;1;2\n", 1, "header must be 'entity_id,lon,lat', found 'id;lon;lat'"),
-    ("entity_id,lon,lat\na,-70,40\nb,-7x,40\n", 3, "value '-7x' is not a number"),
-    ("entity_id,lon,lat\na,-70,40\na,-71,41\n", 3, "duplicated entity_id a (first at line 2)"),
-    ("entity_id,lon,lat\na,-70\n", 2, "expected 3 ','-separated fields, found 2"),
-    ("entity_id,lon,lat\na b,-70,40\n", 2, "entity_id 'a b' cannot be used in a file name"),
-    ("entity_id,lon,lat\na,-70,95\n", 2, "lon/lat (-70.0, 95.0) out of range"),
-    ("entity_id,lon,lat\n", 2, "no entities"),
-])
-def test_bad_entities_file(tmp_path, text, line, problem):
-    path = tmp_path / "entities.csv"
-    path.write_text(text)
-    with pytest.raises(RawFormatError) as caught:
-        imagery.read_entities(path)
-    assert (caught.value.path, caught.value.line, caught.value.problem) == (str(path), line, problem)
-
-
 def test_params_are_validated():
-    for bad in ({"tile_px": 40}, {"crs": "EPSG:4326"}, {"dates": ["2020-01-15"]},
-                {"dates": ["20200230"]}, {"dates": ["20200115", "20200115"]}, {"unknown": 1}):
+    for bad in ({"tile_px": 40}, {"crs": "EPSG:4326"}, {"dates": ["2020-01-15"]}, {"dates": ["20200230"]},
+                {"dates": ["20200115", "20200115"]}, {"unknown": 1}, {"pixel_m": 0},
+                {"bounds_m": (0, 0, -1, 1)}, {"pixel_m": 10, "tile_px": 16}):
         with pytest.raises(ValidationError):
-            Params(**{"n_entities": 2, "tile_px": 32} | bad)
-    assert Params(n_entities=2, tile_px=32, dates=["20201015", "20200115"]).dates == [
-        "20200115", "20201015"]
+            Params(**{"pixel_m": 16000, "tile_px": 64} | bad)
+    assert Params(pixel_m=16000, tile_px=64, dates=["20201015", "20200115"]).dates == ["20200115", "20201015"]

@@ -1,0 +1,35 @@
+"""Build aligned repositories in a temporary folder exactly as `ingest@<source>` and `align@<domain>` do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from stages.align import align
+from stages.ingest import ingest
+from stages.repository import read_manifest, read_table
+from stages.synthesize import SYNTHESIZERS
+from stages.synthesize.imagery import Params as ImageryParams
+
+TINY_IMAGERY = ImageryParams(pixel_m=16000, tile_px=64)
+
+
+def synthesize_and_ingest(source: str, params, root: Path, reader_params: dict | None = None) -> Path:
+    """Write the source's synthetic raw files under root/raw/<source>, ingest to root/sources/<source>."""
+    raw = root / "raw" / source
+    SYNTHESIZERS[source].write(raw, params)
+    ingest(source, raw, reader_params or {}, root / "sources" / source)
+    return raw
+
+
+def align_domain(domain: str, sources: list[str], root: Path, name: str | None = None) -> dict[str, pd.DataFrame]:
+    """Align from root/sources into root/repositories/<name or domain>; every table read back."""
+    out = root / "repositories" / (name or domain)
+    manifest = align(domain, sources, root / "sources", out)
+    return {table: read_table(out, table) for table in manifest["tables"]} | {"_manifest": read_manifest(out)}
+
+
+def repository_bytes(folder: Path) -> dict[str, bytes]:
+    """Every file of a repository folder, for byte-for-byte comparisons."""
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
