@@ -7,17 +7,12 @@ from pathlib import Path
 
 from stages.domains import ALIGNERS
 from stages.params import load_params
-from stages.repository import read_manifest, read_table, write_tables
+from stages.repository import SourceTables, write_tables
 
 
 def align(domain: str, sources: list[str], sources_dir: Path, out_dir: Path) -> dict:
     """Read the domain's source tables, join them, write the repository; returns the manifest."""
-    inputs = {}
-    for source in sources:
-        folder = sources_dir / source
-        manifest = read_manifest(folder)
-        inputs[source] = {name: read_table(folder, name) for name in manifest["tables"]}
-        inputs[source]["_manifest"] = manifest
+    inputs = {source: SourceTables(sources_dir / source) for source in sources}  # tables load on first use
     aligned = ALIGNERS[domain]
     tables = aligned.align(inputs)
     metadata = {

@@ -1,7 +1,8 @@
 """The `camels` repository: CAMELS-US basins with forcing, streamflow and (optionally) imagery.
 
 Keys: `gauge_id` (8-character string) for entities; `gauge_id` + `date` for the time series. The
-time series keeps every forcing day; discharge is null on days the gauge did not report.
+time series is camels_us's `daily` table as ingested (copied, not re-encoded): every day of the
+forcing or the streamflow record, discharge null on days the gauge did not report.
 
 With the `imagery` source among the domain's sources, each basin is given the statistics of the
 imagery mosaic over a square of its area (`area_gages2_km2`) centred on the gauge: CAMELS lists
@@ -21,26 +22,18 @@ from stages.tables import Table
 ENTITY_KEY = "gauge_id"
 SOURCE = "camels_us"
 IMAGERY = "imagery"
-STREAMFLOW_COLUMNS = ["qobs_mm_d", "qobs_flag"]
 
 
 def align(inputs: dict[str, dict]) -> list[Table]:
     """Join camels_us tables (and imagery, when given) into the aligned repository tables."""
     source = inputs[SOURCE]
     units = {}
-    for name in ("attributes", "forcing", "streamflow"):
+    for name in ("attributes", "daily"):
         for column, entry in source["_manifest"]["tables"][name]["columns"].items():
             units[column] = entry["unit"]
-    forcing, streamflow = source["forcing"], source["streamflow"]
-    basins = sorted(forcing[ENTITY_KEY].unique())
+    basins = sorted(source.columns("daily", [ENTITY_KEY])[ENTITY_KEY].unique())
     entities = source["attributes"]
     entities = entities[entities[ENTITY_KEY].isin(basins)].reset_index(drop=True)
-    timeseries = forcing.merge(
-        streamflow[[ENTITY_KEY, "date", *STREAMFLOW_COLUMNS]],
-        on=[ENTITY_KEY, "date"],
-        how="left",
-        validate="one_to_one",
-    ).sort_values([ENTITY_KEY, "date"], kind="stable")
     image_tables: list[Table] = []
     if IMAGERY in inputs:
         side_m = np.sqrt(entities["area_gages2_km2"].astype("float64")) * 1000.0
@@ -51,8 +44,7 @@ def align(inputs: dict[str, dict]) -> list[Table]:
         image_tables = joined.tables
     return [
         Table("entities", entities, keys=(ENTITY_KEY,), units=_units_of(entities, units)),
-        Table("timeseries", timeseries.reset_index(drop=True), keys=(ENTITY_KEY, "date"),
-              units=_units_of(timeseries, units)),
+        source.copy("daily", "timeseries"),  # forcing and discharge by day, as ingested
         *image_tables,
     ]
 

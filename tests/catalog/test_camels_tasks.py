@@ -24,6 +24,7 @@ from stages.catalog import CatalogTask, load_catalog, load_scopes
 from stages.scopes import ResolvedScope, ScopeUnavailable, render_scope_block, resolve_scope
 from stages.sources import camels_us as camels_reader
 from stages.synthesize import camels_us as camels_synth
+from stages.tables import collect
 
 CATALOG = Path(__file__).resolve().parents[2] / "catalog"
 TASK_IDS = [
@@ -65,17 +66,11 @@ THREADS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS
 
 def build_repository(raw_dir: Path) -> dict[str, pd.DataFrame]:
     """Read synthetic raw CAMELS files into the aligned `entities` and `timeseries` frames."""
-    tables = {t.name: t.frame for t in camels_reader.read(raw_dir, camels_reader.Params())}
-    forcing, streamflow = tables["forcing"], tables["streamflow"]
-    basins = sorted(forcing["gauge_id"].unique())
+    tables = {name: t.frame for name, t in collect(camels_reader.read(raw_dir, camels_reader.Params())).items()}
+    timeseries = tables["daily"]
+    basins = sorted(timeseries["gauge_id"].unique())
     entities = tables["attributes"]
     entities = entities[entities["gauge_id"].isin(basins)].reset_index(drop=True)
-    timeseries = forcing.merge(
-        streamflow[["gauge_id", "date", "qobs_mm_d", "qobs_flag"]],
-        on=["gauge_id", "date"],
-        how="left",
-        validate="one_to_one",
-    ).sort_values(["gauge_id", "date"], ignore_index=True)
     return {"entities": entities, "timeseries": timeseries}
 
 

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from stages.sources import camels_us
 from stages.sources.camels_us import ForcingHeader, Params, RawFormatError
+from stages.tables import collect
 
 REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
 CAMELS = REALDATA / "camels_us"
@@ -100,14 +101,14 @@ def test_real_attributes_keep_ids_as_strings_and_na_as_null():
 @needs_real
 @pytest.mark.parametrize("product", PRODUCTS)
 def test_read_yields_sorted_keyed_tables_with_units(product):
-    tables = {t.name: t for t in camels_us.read(CAMELS, Params(forcing=product))}
-    assert list(tables) == ["attributes", "forcing", "streamflow", "quarantine"]
+    tables = collect(camels_us.read(CAMELS, Params(forcing=product)))
+    assert list(tables) == ["daily", "attributes", "quarantine"]
     for table in tables.values():
         frame = table.frame
         assert all(c in table.units for c in frame.columns if c not in table.keys)
         assert not frame.duplicated(list(table.keys)).any()
         assert frame.equals(frame.sort_values(list(table.keys), ignore_index=True))
-    forcing, attributes = tables["forcing"].frame, tables["attributes"].frame
+    forcing, attributes = tables["daily"].frame, tables["attributes"].frame
     assert forcing["gauge_id"].dtype == "string"
     assert sorted(forcing["gauge_id"].unique()) == list(BASINS)
     assert str(forcing["date"].dtype) == "date32[day][pyarrow]"
@@ -358,12 +359,11 @@ def test_quarantine_records_the_bad_basin_and_keeps_the_others(tmp_path):
                 HEADER + [ROWS[0], ROWS[0]])
     write(tmp_path, FLOW_NAME.replace("01022500", "01547700"), FLOW)
     with pytest.raises(RawFormatError, match="duplicated date 2000-01-01"):
-        list(camels_us.read(tmp_path, Params()))
-    tables = {t.name: t.frame for t in camels_us.read(tmp_path, Params(on_error="quarantine"))}
+        collect(camels_us.read(tmp_path, Params()))
+    tables = {n: t.frame for n, t in collect(camels_us.read(tmp_path, Params(on_error="quarantine"))).items()}
     assert tables["quarantine"].to_dict("records") == [
         {"file": str(bad), "line": 6, "problem": "duplicated date 2000-01-01 (first at line 5)"}]
-    assert tables["forcing"]["gauge_id"].unique().tolist() == ["01022500"]
-    assert tables["streamflow"]["gauge_id"].unique().tolist() == ["01022500"]
+    assert tables["daily"]["gauge_id"].unique().tolist() == ["01022500"]
     headers = tables["attributes"].set_index("gauge_id")["header_area_m2"]
     assert headers.isna().tolist() == [False, True]
 

@@ -14,6 +14,7 @@ from scipy.stats import spearmanr
 from stages.sources import camels_us as reader
 from stages.synthesize import camels_us
 from stages.synthesize.camels_us import Params
+from stages.tables import collect
 from stages.synthesize.camels_us_basins import FILE_COLUMNS
 
 REAL_ATTRIBUTES = (
@@ -32,7 +33,7 @@ def files(root: Path) -> dict[str, bytes]:
 
 
 def tables(root: Path) -> dict[str, pd.DataFrame]:
-    return {t.name: t.frame for t in reader.read(root, reader.Params())}
+    return {n: t.frame for n, t in collect(reader.read(root, reader.Params())).items()}
 
 
 @pytest.fixture(scope="module")
@@ -85,8 +86,8 @@ def test_attribute_files_have_the_real_columns(tiny):
 
 def test_tiny_files_parse_with_the_readers(tiny):
     read = tables(tiny)
-    attributes, forcing, flow = read["attributes"], read["forcing"], read["streamflow"]
-    assert len(attributes) == 8 and len(forcing) == len(flow) == 8 * 1096
+    attributes, forcing = read["attributes"], read["daily"]
+    assert len(attributes) == 8 and len(forcing) == 8 * 1096
     assert len(read["quarantine"]) == 0
     assert attributes["gauge_id"].str.fullmatch(r"\d{8}").all()
     assert sorted(attributes["huc_02"].unique()) == ["01", "03", "10", "14", "17"]
@@ -109,7 +110,7 @@ def test_same_seed_gives_identical_bytes_and_another_seed_differs(tmp_path, tiny
 
 
 def test_gaps_are_written_as_sentinels_and_read_as_null(tiny):
-    flow = tables(tiny)["streamflow"]
+    flow = tables(tiny)["daily"]
     missing = flow["qobs_flag"] == "M"
     assert 0.01 < missing.mean() < 0.04  # gap_fraction 0.02, in runs
     assert (flow["qobs_mm_d"].isna() == missing).all()
@@ -123,14 +124,14 @@ def test_gaps_are_written_as_sentinels_and_read_as_null(tiny):
 
 def test_no_gaps_when_gap_fraction_is_zero(tmp_path):
     camels_us.write(tmp_path, Params(n_basins=2, first_year=2001, last_year=2001, gap_fraction=0))
-    flow = tables(tmp_path)["streamflow"]
+    flow = tables(tmp_path)["daily"]
     assert len(flow) == 2 * 365 and not flow["qobs_mm_d"].isna().any()
 
 
 def test_hydrological_attributes_are_computed_from_the_written_series(default):
     read = default
-    means = read["streamflow"].groupby("gauge_id")["qobs_mm_d"].mean()
-    p_means = read["forcing"].groupby("gauge_id")["prcp_mm_d"].mean()
+    means = read["daily"].groupby("gauge_id")["qobs_mm_d"].mean()
+    p_means = read["daily"].groupby("gauge_id")["prcp_mm_d"].mean()
     attributes = read["attributes"].set_index("gauge_id")
     np.testing.assert_allclose(attributes["q_mean_mm_d"], means, rtol=1e-9)
     np.testing.assert_allclose(attributes["p_mean_mm_d"], p_means, rtol=1e-9)
@@ -151,8 +152,7 @@ def test_regions_form_distinct_regimes(default):
 
 
 def test_snow_basins_peak_in_spring(default):
-    flow = default["streamflow"].assign(
-        month=pd.to_datetime(default["streamflow"]["date"].astype(str)).dt.month)
+    flow = default["daily"].assign(month=pd.to_datetime(default["daily"]["date"].astype(str)).dt.month)
     snowy = default["attributes"].query("frac_snow > 0.4")["gauge_id"]
     assert len(snowy) >= 3
     peaks = flow[flow["gauge_id"].isin(snowy)].groupby(["gauge_id", "month"])["qobs_mm_d"].mean()
@@ -160,7 +160,7 @@ def test_snow_basins_peak_in_spring(default):
 
 
 def test_streamflow_is_predictable_from_lagged_precipitation_and_melt(default):
-    joined = default["forcing"].merge(default["streamflow"], on=["gauge_id", "date"])
+    joined = default["daily"]
     scores = []
     for _, basin in joined.groupby("gauge_id"):
         rain, melt = basin["prcp_mm_d"], (-basin["swe_mm"].diff()).clip(lower=0).fillna(0)
