@@ -28,6 +28,7 @@ Knox, S. H. et al. (2019), BAMS 100, 2607-2632, doi:10.1175/BAMS-D-18-0268.1.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -39,11 +40,12 @@ from stages.sources import fluxnet_ch4_series as series
 from stages.sources.fluxnet_ch4_files import (
     METADATA_UNITS,
     SITE_ID,
-    DataFile,
     SiteFiles,
     find_site_files,
     read_site_metadata,
 )
+from stages.sources.fluxnet_ch4_jobs import KINDS, FileJob, file_jobs, first_in_named_order, read_ahead
+from stages.sources.fluxnet_ch4_stack import Stacker
 from stages.tables import RawFormatError, Table, quarantine_table
 
 CITATION = (
@@ -54,6 +56,7 @@ CITATION = (
 )
 LICENSE = "CC-BY-4.0 (FLUXNET-CH4 data policy CCBY4.0; cite each site's DOI when publishing)"
 UnknownColumns = Literal["keep", "raise"]
+TIME_NAMES = {"daily": ("date",), "subdaily": ("timestamp_start", "timestamp_end")}
 TIME_UNITS = {"utc": "UTC", "local_standard": "local standard time"}
 SITE_UNITS = {
     "product": "1", "product_version": "1", "first_date": "local standard date",
@@ -84,7 +87,8 @@ def read(raw_dir: Path, params: Params) -> Iterator[Table]:
     """Yield the `sites`, `daily`, `halfhourly` and `quarantine` tables.
 
     With `on_error="quarantine"` a bad file is left out (its site keeps its other file) and its
-    error goes to the quarantine table; errors in the site metadata file always propagate.
+    error goes to the quarantine table; errors in the site metadata file always propagate. Each
+    file is parsed, checked and copied into its stacked table before the next one is read.
     """
     files, errors = find_site_files(raw_dir)
     if errors and params.on_error == "raise":
@@ -92,25 +96,26 @@ def read(raw_dir: Path, params: Params) -> Iterator[Table]:
     metadata = read_site_metadata(raw_dir)
     known = {} if metadata is None else {s.casefold(): s for s in metadata["site_id"]}
     offsets = _offsets(metadata, params)
-    daily, subdaily = {}, {}
-    for key, site in files.items():
-        site_id = known.get(key, site.site)
-        try:
-            if site.daily is not None:
-                daily[site_id] = series.read_daily_file(site.daily, params.unknown_columns)
-        except RawFormatError as error:
-            _keep_or_raise(error, errors, params)
-        try:
-            if site.subdaily is not None:
-                subdaily[site_id] = _read_subdaily(site.subdaily, site_id, offsets.get(key), params)
-        except RawFormatError as error:
-            _keep_or_raise(error, errors, params)
+    jobs = file_jobs(files, {key: known.get(key, site.site) for key, site in files.items()})
+    stacked = {kind: Stacker(TIME_NAMES[kind], sum(job.size for job in jobs if job.kind == kind))
+               for kind in KINDS}
+    parsed: dict[str, dict[str, series.SiteSeries]] = {kind: {} for kind in KINDS}
+    read_one = partial(_read_file, offsets=offsets, params=params)
+    for job, result in read_ahead(read_one, jobs):
+        if isinstance(result, RawFormatError):
+            if params.on_error == "raise":
+                raise first_in_named_order(result, job, jobs, read_one)
+            errors.append(result)
+            continue
+        stacked[job.kind].add(job.site_id, result, job.size)
+        parsed[job.kind][job.site_id] = result
     time_unit = TIME_UNITS[params.time_reference]
-    yield _sites_table(files, known, daily, subdaily, metadata, offsets, time_unit)
-    frame, units = series.stack(daily, ("date",))
-    yield Table("daily", frame, ("site_id", "date"), units | {"date": "local standard date"})
-    frame, units = series.stack(subdaily, ("timestamp_start", "timestamp_end"))
-    units |= dict.fromkeys(("timestamp_start", "timestamp_end"), time_unit)
+    yield _sites_table(files, known, parsed["daily"], parsed["subdaily"], metadata, offsets, time_unit)
+    del parsed
+    frame = stacked["daily"].frame()
+    yield Table("daily", frame, ("site_id", "date"), stacked["daily"].units | {"date": "local standard date"})
+    frame = stacked["subdaily"].frame()
+    units = stacked["subdaily"].units | dict.fromkeys(TIME_NAMES["subdaily"], time_unit)
     yield Table("halfhourly", frame, ("site_id", "timestamp_start"), units)
     yield quarantine_table(errors)
 
@@ -120,7 +125,7 @@ def read_daily(raw_dir: Path, site: str, unknown_columns: UnknownColumns = "keep
     found = _site_files(raw_dir, site).daily
     if found is None:
         raise RawFormatError(raw_dir, None, f"no FLUXNET-CH4 daily (DD) file for site {site}")
-    return series.to_frame(series.read_daily_file(found, unknown_columns), ("date",))
+    return _one_site(series.read_daily_file(found, unknown_columns), ("date",))
 
 
 def read_halfhourly(raw_dir: Path, site: str, utc_offset_h: float | None = None,
@@ -134,7 +139,13 @@ def read_halfhourly(raw_dir: Path, site: str, utc_offset_h: float | None = None,
     if found is None:
         raise RawFormatError(raw_dir, None, f"no half-hourly (HH/HR) file for site {site}")
     parsed = series.read_subdaily_file(found, utc_offset_h, unknown_columns)
-    return series.to_frame(parsed, ("timestamp_start", "timestamp_end"))
+    return _one_site(parsed, ("timestamp_start", "timestamp_end"))
+
+
+def _one_site(parsed: series.SiteSeries, time_names: tuple[str, ...]) -> pd.DataFrame:
+    stacker = Stacker(time_names)
+    stacker.add("", parsed)
+    return stacker.frame(with_site_id=False)
 
 
 def _site_files(raw_dir: Path, site: str) -> SiteFiles:
@@ -145,14 +156,16 @@ def _site_files(raw_dir: Path, site: str) -> SiteFiles:
     return files[site.casefold()]
 
 
-def _read_subdaily(found: DataFile, site_id: str, offset: float | None,
-                   params: Params) -> series.SiteSeries:
+def _read_file(job: FileJob, offsets: dict[str, float], params: Params) -> series.SiteSeries:
+    if job.kind == "daily":
+        return series.read_daily_file(job.found, params.unknown_columns)
+    offset = offsets.get(job.key)
     if params.time_reference == "utc" and offset is None:
-        raise RawFormatError(found.path, None, f"no UTC offset for site {site_id}: give UTC_OFFSET in"
-                             " the FLX_AA-Flx_CH4-META file or params.utc_offsets_h, or read with"
+        raise RawFormatError(job.found.path, None, f"no UTC offset for site {job.site_id}: give UTC_OFFSET"
+                             " in the FLX_AA-Flx_CH4-META file or params.utc_offsets_h, or read with"
                              " time_reference=local_standard")
     applied = offset if params.time_reference == "utc" else None
-    return series.read_subdaily_file(found, applied, params.unknown_columns)
+    return series.read_subdaily_file(job.found, applied, params.unknown_columns)
 
 
 def _offsets(metadata: pd.DataFrame | None, params: Params) -> dict[str, float]:
@@ -161,12 +174,6 @@ def _offsets(metadata: pd.DataFrame | None, params: Params) -> dict[str, float]:
         known = metadata.dropna(subset=["utc_offset_h"])
         offsets = dict(zip(known["site_id"].str.casefold(), known["utc_offset_h"], strict=True))
     return offsets | {site.casefold(): hours for site, hours in params.utc_offsets_h.items()}
-
-
-def _keep_or_raise(error: RawFormatError, errors: list[RawFormatError], params: Params) -> None:
-    if params.on_error == "raise":
-        raise error
-    errors.append(error)
 
 
 def _sites_table(files: dict[str, SiteFiles], known: dict[str, str],

@@ -249,3 +249,28 @@ def test_params_are_validated():
         Params(utc_offsets_h={"USAbc": 1})
     with pytest.raises(ValidationError):
         Params(foo=1)
+
+
+# --- reading order, vectorised checks ---------------------------------------------------------------
+
+
+def test_sites_stack_in_code_order_but_raise_reports_the_first_bad_file_by_name(tmp_path):
+    for site in ("US-Aaz", "US-AB1"):  # case-folded "us-aaz" < "us-ab1", but "US-AB1" < "US-Aaz"
+        write(tmp_path, HH_NAME.replace("US-Abc", site), HH)
+    params = Params(time_reference="local_standard")
+    frame = {t.name: t.frame for t in fluxnet_ch4.read(tmp_path, params)}["halfhourly"]
+    assert frame["site_id"].tolist() == ["US-AB1"] * 3 + ["US-Aaz"] * 3
+    for site in ("US-Aaz", "US-AB1"):
+        bad = write(tmp_path, HH_NAME.replace("US-Abc", site), [HH[0], HH[1], HH[1]])
+    with pytest.raises(RawFormatError) as caught:
+        list(fluxnet_ch4.read(tmp_path, params))
+    assert caught.value.path == str(bad).replace("US-AB1", "US-Aaz") and caught.value.line == 3
+    tables = {t.name: t.frame for t in fluxnet_ch4.read(tmp_path, Params(time_reference="local_standard",
+                                                                           on_error="quarantine"))}
+    assert [Path(f).name[4:10] for f in tables["quarantine"]["file"]] == ["US-AB1", "US-Aaz"]
+
+
+def test_huge_finite_values_are_numbers_not_parse_errors(tmp_path):
+    write(tmp_path, DD_NAME, [DD[0], DD[1].replace(",1.5,", ",1e308,"), DD[2].replace(",-9999,", ",1e308,")])
+    frame = fluxnet_ch4.read_daily(tmp_path, "US-Abc")  # their sum overflows; each value is finite
+    assert frame["ta_c"].tolist() == [1e308, 1e308]
