@@ -125,7 +125,7 @@ def read_daily(raw_dir: Path, site: str, unknown_columns: UnknownColumns = "keep
     found = _site_files(raw_dir, site).daily
     if found is None:
         raise RawFormatError(raw_dir, None, f"no FLUXNET-CH4 daily (DD) file for site {site}")
-    return _one_site(series.read_daily_file(found, unknown_columns), ("date",))
+    return _one_site(series.read_daily_file(found, unknown_columns), TIME_NAMES["daily"])
 
 
 def read_halfhourly(raw_dir: Path, site: str, utc_offset_h: float | None = None,
@@ -139,7 +139,7 @@ def read_halfhourly(raw_dir: Path, site: str, utc_offset_h: float | None = None,
     if found is None:
         raise RawFormatError(raw_dir, None, f"no half-hourly (HH/HR) file for site {site}")
     parsed = series.read_subdaily_file(found, utc_offset_h, unknown_columns)
-    return _one_site(parsed, ("timestamp_start", "timestamp_end"))
+    return _one_site(parsed, TIME_NAMES["subdaily"])
 
 
 def _one_site(parsed: series.SiteSeries, time_names: tuple[str, ...]) -> pd.DataFrame:

@@ -124,8 +124,8 @@ def sites_frame(rows: list[dict], metadata: pd.DataFrame | None, utc: bool) -> p
 def _time_array(values: np.ndarray, utc: bool) -> object:
     if values.dtype == np.dtype("datetime64[D]"):
         return pd.arrays.ArrowExtensionArray(pa.array(values, type=pa.date32()))
-    stamps = pd.Series(values.astype("datetime64[ns]"))
-    return (stamps.dt.tz_localize("UTC") if utc else stamps).array
+    stamps = values.astype("datetime64[ns]", copy=False)
+    return pd.array(stamps, dtype=pd.DatetimeTZDtype("ns", "UTC") if utc else None, copy=False)
 
 
 def _sorted(times: dict[str, np.ndarray], columns: dict[str, pa.ChunkedArray], units: dict[str, str],
