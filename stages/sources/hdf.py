@@ -15,6 +15,15 @@ count table; a NetCDF file, or an HDF5 file whose 3-D datasets carry dimension s
 files only take the grid path. HDF5 errors name the file and the group / dataset path (`line` is
 None: HDF5 has no lines); quarantined files are left out of every table.
 
+`counts` and `grid` are streamed (`hdf_stream`): every file is read and checked first (for a grid:
+its metadata), then the counts are written a run of barcodes at a time and the grid values read and
+written a slab at a time, so neither long table nor any file's cube is held whole in memory; the
+other tables are small and built whole. A data error inside a grid variable (an
+undeclared sentinel, an unreadable chunk) is only seen when its slab is read. With
+`on_error="quarantine"` every grid value is therefore read once before streaming (a bad file goes
+to quarantine with no row in any table); with `on_error="raise"` the error is raised mid-stream and
+the repository writer discards the partial table (`grid` is the first table yielded, so none is left).
+
 Formats: The HDF Group, HDF5 (https://www.hdfgroup.org/solutions/hdf5/); Cell Ranger feature-
 barcode matrices, Zheng et al. (2017), doi:10.1038/ncomms14049; CF conventions data model,
 Hassell et al. (2017), doi:10.5194/gmd-10-4619-2017.
@@ -22,7 +31,8 @@ Hassell et al. (2017), doi:10.5194/gmd-10-4619-2017.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Literal
@@ -30,14 +40,24 @@ from typing import Literal
 import h5py
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from stages.sources.hdf_datasets import DatasetInfo, list_datasets, open_hdf5, read_numeric, sniff
-from stages.sources.hdf_grid import read_grid, read_grid_cells, read_grid_tables
+from stages.sources.hdf_grid import GridFile, plan_grid, read_grid_cells
 from stages.sources.hdf_sparse import SparseMatrix, read_sparse_groups, read_sparse_matrix, sparse_groups
-from stages.tables import RawFormatError, Table, quarantine_table
+from stages.sources.hdf_stream import (
+    BATCH_ROWS,
+    GRID_DTYPES,
+    GRID_KEYS,
+    check_values,
+    counts_batches,
+    grid_batches,
+    read_grid,
+)
+from stages.tables import RawFormatError, StreamedTables, Table, TableStream, quarantine_table
 
-__all__ = ["CITATION", "LICENSE", "Params", "SparseMatrix", "read", "read_file", "read_grid",
+__all__ = ["CITATION", "LICENSE", "FileTables", "Params", "SparseMatrix", "read", "read_file", "read_grid",
            "read_grid_cells", "read_sparse_matrix"]
 
 CITATION = (
@@ -53,7 +73,7 @@ SUFFIXES = frozenset({".h5", ".hdf5", ".he5", ".nc", ".nc4"})
 NETCDF_SUFFIXES = frozenset({".nc", ".nc4"})
 GLOB_CHARACTERS = frozenset("*?[")
 VARIES = "varies: see column unit"
-STRING, INT, FLOAT, TIME = "string", "int64", "float64", "datetime64[us, UTC]"
+STRING, INT, FLOAT = "string", "int64", "float64"
 SCHEMAS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {  # table -> (keys, column dtypes)
     "datasets": (("file", "dataset"), {"file": STRING, "dataset": STRING, "ndim": INT, "shape": STRING,
                                        "dtype": STRING, "unit": STRING, "attributes": STRING}),
@@ -66,13 +86,13 @@ SCHEMAS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {  # table -> (keys
     "barcodes": (("file", "barcode"), {"file": STRING, "barcode": STRING}),
     "counts": (("file", "barcode", "feature_id"), {"file": STRING, "barcode": STRING,
                                                    "feature_id": STRING, "count": INT}),
-    "grid": (("file", "variable", "time", "cell_id"), {
-        "file": STRING, "variable": STRING, "time": TIME, "cell_id": STRING, "lat_deg": FLOAT,
-        "lon_deg": FLOAT, "value": FLOAT, "unit": STRING}),
+    "grid": (GRID_KEYS, GRID_DTYPES),  # streamed
     "cells": (("file", "cell_id"), {"file": STRING, "cell_id": STRING, "row": INT, "col": INT,
                                     "lat_deg": FLOAT, "lon_deg": FLOAT}),
 }
 UNITS = {"lat_deg": "degrees_north", "lon_deg": "degrees_east", "value": VARIES}
+# table -> batches of one file's source; grid first: a data error found mid-stream then leaves no table written
+STREAMED = {"grid": grid_batches, "counts": counts_batches}
 
 
 class Params(BaseModel):
@@ -82,50 +102,59 @@ class Params(BaseModel):
     datasets: list[str] = Field(default_factory=list)  # HDF5 paths or fnmatch patterns (`*` crosses `/`)
     variables: list[str] | None = None  # grid variables to read; None = every (time, y, x) variable
     on_error: Literal["raise", "quarantine"] = "raise"
+    batch_rows: int = Field(BATCH_ROWS, ge=1)  # rows per `grid` / `counts` batch (a Parquet row group)
 
 
-def read(raw_dir: Path, params: Params) -> Iterator[Table]:
-    """Yield the tables of `SCHEMAS` (each with a leading `file` key) and the `quarantine` table.
+@dataclass(frozen=True, eq=False)  # holds frames: compared by identity
+class FileTables:
+    """What one file gives: its whole tables (without `file`), what it streams, the requests it meets."""
 
-    With `on_error="quarantine"` a bad file is left out of every table and its error recorded; a
-    requested dataset pattern or grid variable that no file holds is an error of `raw_dir`.
+    frames: dict[str, pd.DataFrame]
+    matrix: SparseMatrix | None  # its 10x matrix: the `counts` rows
+    grid: GridFile | None  # its checked grid metadata: the `grid` rows
+    satisfied: set[str]
+
+
+def read(raw_dir: Path, params: Params) -> Iterator[Table | StreamedTables]:
+    """Yield the `grid` and `counts` streams, then the other tables of `SCHEMAS` and `quarantine`.
+
+    Every table has a leading `file` key. With `on_error="quarantine"` a bad file is left out of
+    every table and its error recorded; a requested dataset pattern or grid variable that no file
+    holds is an error of `raw_dir`. Every error but a grid data error with `on_error="raise"` (see
+    the module docstring) is found before the first stream is yielded.
     """
     errors: list[RawFormatError] = []
-    parts: dict[str, list[pd.DataFrame]] = {name: [] for name in SCHEMAS}
+    parts: dict[str, list[pd.DataFrame]] = {name: [] for name in SCHEMAS if name not in STREAMED}
+    sources: dict[str, list] = {name: [] for name in STREAMED}  # (file, SparseMatrix or GridFile)
     satisfied: set[str] = set()
-    paths = sorted((p for p in raw_dir.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES),
-                   key=lambda p: p.relative_to(raw_dir).as_posix())
-    if not paths:
-        _keep(RawFormatError(raw_dir, None, f"no HDF5 or NetCDF files ({', '.join(sorted(SUFFIXES))})"),
-              params, errors)
-    for path in paths:
-        try:
-            frames, found = read_file(path, params)
-        except RawFormatError as error:
-            _keep(error, params, errors)
-            continue
-        name = path.relative_to(raw_dir).as_posix()
-        for table, frame in frames.items():
+    for name, found in _read_files(raw_dir, params, errors):
+        for table, frame in found.frames.items():
             parts[table].append(frame.assign(file=name)[list(SCHEMAS[table][1])])
-        satisfied |= found
+        sources["counts"] += [(name, found.matrix)] if found.matrix is not None else []
+        sources["grid"] += [(name, found.grid)] if found.grid is not None else []
+        satisfied |= found.satisfied
     for pattern in params.datasets:
         if pattern not in satisfied:
             _keep(RawFormatError(raw_dir, None, f"no dataset matches {pattern!r}"), params, errors)
     for variable in params.variables or []:
         if variable not in satisfied:
             _keep(RawFormatError(raw_dir, None, f"no grid variable {variable!r}"), params, errors)
-    for table, (keys, columns) in SCHEMAS.items():
-        frame = pd.concat(parts[table], ignore_index=True) if parts[table] else pd.DataFrame(
-            {column: pd.Series([], dtype=dtype) for column, dtype in columns.items()})
-        units = {column: UNITS.get(column, "1") for column in columns if column not in keys}
-        yield Table(table, frame.astype(columns), keys, units)
+    for table, batches in STREAMED.items():
+        keys, columns = SCHEMAS[table]
+        stream = TableStream(table, _empty(columns), keys, _units(table))
+        yield StreamedTables((stream,), _chunks(table, batches, sources.pop(table), params.batch_rows))
+    for table, frames in parts.items():
+        keys, columns = SCHEMAS[table]
+        frame = pd.concat(frames, ignore_index=True) if frames else _empty(columns)
+        yield Table(table, frame.astype(columns), keys, _units(table))
     yield quarantine_table(errors)
 
 
-def read_file(path: Path, params: Params) -> tuple[dict[str, pd.DataFrame], set[str]]:
-    """The tables of one file (without the `file` column) and the requests of `params` it holds."""
+def read_file(path: Path, params: Params) -> FileTables:
+    """The whole tables of one file, what it streams, and the requests of `params` it holds."""
     frames: dict[str, pd.DataFrame] = {}
     satisfied: set[str] = set()
+    matrix = None
     gridded = path.suffix.lower() in NETCDF_SUFFIXES
     if sniff(path) == "hdf5":
         with open_hdf5(path) as h5:
@@ -134,13 +163,51 @@ def read_file(path: Path, params: Params) -> tuple[dict[str, pd.DataFrame], set[
             frames |= _requested_values(path, h5, infos, params.datasets, satisfied)
             found = sparse_groups(h5)
             if found is not None:
-                frames |= _sparse_frames(read_sparse_groups(path, h5, *found))
+                matrix = read_sparse_groups(path, h5, *found)
+                frames["features"] = matrix.features.sort_values("feature_id", ignore_index=True)
+                frames["barcodes"] = pd.DataFrame({"barcode": pd.array(sorted(matrix.barcodes), dtype="string")})
             gridded |= any(info.has_scales and info.numeric and len(info.shape) == 3 for info in infos)
-    if gridded:
-        grid = read_grid_tables(path, params.variables)
-        frames["grid"], frames["cells"] = grid.values, grid.cells
-        satisfied |= set(grid.variables) & set(params.variables or [])
-    return frames, satisfied
+    grid = plan_grid(path, params.variables) if gridded else None
+    if grid is not None:
+        frames["cells"] = grid.cells
+        satisfied |= set(grid.names) & set(params.variables or [])
+    return FileTables(frames, matrix, grid, satisfied)
+
+
+def _read_files(raw_dir: Path, params: Params, errors: list[RawFormatError]) -> Iterator[tuple[str, FileTables]]:
+    """(name under raw_dir, tables) of every good file, in name order; bad ones go to `_keep`."""
+    paths = sorted((p for p in raw_dir.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES),
+                   key=lambda p: p.relative_to(raw_dir).as_posix())
+    if not paths:
+        _keep(RawFormatError(raw_dir, None, f"no HDF5 or NetCDF files ({', '.join(sorted(SUFFIXES))})"),
+              params, errors)
+    for path in paths:
+        try:
+            found = read_file(path, params)
+            if found.grid is not None and params.on_error == "quarantine":
+                check_values(found.grid, params.batch_rows)  # so that a bad file streams no row
+        except RawFormatError as error:
+            _keep(error, params, errors)
+            continue
+        yield path.relative_to(raw_dir).as_posix(), found
+
+
+def _chunks(table: str, batches: Callable[..., Iterator[pa.Table]], sources: list[tuple[str, object]],
+            batch_rows: int) -> Iterator[dict[str, pa.Table]]:
+    """The batches of every source in turn; a source is dropped once streamed (its arrays freed)."""
+    while sources:
+        name, source = sources.pop(0)
+        for batch in batches(source, name, batch_rows):
+            yield {table: batch}
+
+
+def _empty(columns: dict[str, str]) -> pd.DataFrame:
+    return pd.DataFrame({column: pd.Series([], dtype=dtype) for column, dtype in columns.items()})
+
+
+def _units(table: str) -> dict[str, str]:
+    keys, columns = SCHEMAS[table]
+    return {column: UNITS.get(column, "1") for column in columns if column not in keys}
 
 
 def _keep(error: RawFormatError, params: Params, errors: list[RawFormatError]) -> None:
@@ -187,11 +254,3 @@ def _requested_values(path: Path, h5: h5py.File, infos: list[DatasetInfo], patte
                                 "unit": pd.array([info.unit] * values.size, dtype="string")})
         parts["vector_values" if values.ndim == 1 else "matrix_values"].append(frame)
     return {name: pd.concat(frames, ignore_index=True) for name, frames in parts.items() if frames}
-
-
-def _sparse_frames(matrix: SparseMatrix) -> dict[str, pd.DataFrame]:
-    return {
-        "features": matrix.features.sort_values("feature_id", ignore_index=True),
-        "barcodes": pd.DataFrame({"barcode": pd.array(sorted(matrix.barcodes), dtype="string")}),
-        "counts": matrix.counts_frame(),
-    }

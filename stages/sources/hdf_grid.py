@@ -6,11 +6,17 @@ coordinate variables (CF `axis`, `standard_name`, `units`, or the usual names `t
 the NetCDF default fill of a float variable) become null; any other common sentinel is an error.
 Times are CF-decoded; model calendars (noleap, 360_day, ...) map field by field onto UTC timestamps,
 the Julian calendar is converted. Longitudes are normalised to [-180, 180).
+
+`plan_grid` checks a file's grid metadata (axes, times, cells, units, dtypes) without reading any
+value; `read_values` then reads one slab (a range of times, a range of y rows) of a variable at a
+time, so a cube is never held whole (`hdf_stream` turns slabs into Arrow batches).
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,30 +44,36 @@ REAL_CALENDARS = frozenset({"julian", "standard", "gregorian"})  # converted, no
 
 
 @dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
-class Grid:
-    """The grid variables of one file in long form, the cells they live on, and their names."""
+class GridVariable:
+    """One (time, y, x) variable of a file whose metadata passed every check; values are read later."""
 
-    values: pd.DataFrame
-    cells: pd.DataFrame
-    variables: tuple[str, ...]
+    name: str
+    dims: tuple[str, str, str]  # (time, y, x) dimension names
+    unit: str
+    times: pd.DatetimeIndex  # UTC, sorted
+    order: np.ndarray  # file time index of each sorted time
+    cells: pd.DataFrame  # cells of its grid, row-major (which is cell_id order)
+    shape: tuple[int, int]  # (ny, nx)
 
 
-def read_grid(path: Path, variables: list[str] | None = None) -> pd.DataFrame:
-    """Long table `variable, time, cell_id, lat_deg, lon_deg, value, unit` of a file's grid variables.
+@dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
+class GridFile:
+    """The checked grid metadata of one file: the chosen variables, their cells, every grid name."""
 
-    `variables=None` reads every variable on a (time, y, x) grid; naming a variable that is in the
-    file but not on such a grid is an error.
-    """
-    return read_grid_tables(path, variables).values
+    path: Path
+    variables: tuple[GridVariable, ...]  # the chosen ones, sorted by name
+    cells: pd.DataFrame  # every cell of the chosen variables' grids, sorted by cell_id
+    names: tuple[str, ...]  # every (time, y, x) variable of the file
 
 
 def read_grid_cells(path: Path) -> pd.DataFrame:
     """The cells `cell_id, row, col, lat_deg, lon_deg` of a file's horizontal grid(s)."""
-    return read_grid_tables(path).cells
+    return plan_grid(path).cells
 
 
-def read_grid_tables(path: Path, variables: list[str] | None = None) -> Grid:
-    """Read values and cells of a gridded file in one pass."""
+@contextmanager
+def open_grid(path: Path) -> Iterator[xr.Dataset]:
+    """Open a NetCDF / HDF5 file lazily with xarray (CF-decoded); an unreadable file is a RawFormatError."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # xarray warns when it falls back to cftime dates
         try:
@@ -70,6 +82,16 @@ def read_grid_tables(path: Path, variables: list[str] | None = None) -> Grid:
         except (OSError, ValueError, RuntimeError, TypeError) as error:
             raise RawFormatError(path, None, f"unreadable NetCDF/HDF5 file ({error})") from error
     with dataset:
+        yield dataset
+
+
+def plan_grid(path: Path, variables: list[str] | None = None) -> GridFile:
+    """Check everything about a file's grid variables except their values: axes, times, cells, units, dtype.
+
+    `variables=None` chooses every variable on a (time, y, x) grid; naming a variable that is in the
+    file but not on such a grid is an error.
+    """
+    with open_grid(path) as dataset:
         axes = {name: found for name in sorted(map(str, dataset.data_vars))
                 if (found := _grid_axes(dataset, name)) is not None}
         for name in variables or []:
@@ -80,12 +102,39 @@ def read_grid_tables(path: Path, variables: list[str] | None = None) -> Grid:
         grids = sorted({axes[name][1:] for name in chosen})
         cells = {grid: _cells(dataset, *grid) for grid in grids}
         times = {axes[name][0]: _utc_times(path, dataset, axes[name][0]) for name in chosen}
-        frames = [_long(path, dataset, name, axes[name], times[axes[name][0]], cells[axes[name][1:]])
-                  for name in chosen]
-    value_frame = pd.concat(frames, ignore_index=True) if frames else _empty_values()
+        found = tuple(_variable(path, dataset, name, axes[name], times[axes[name][0]], cells[axes[name][1:]])
+                      for name in chosen)
     cell_frame = (pd.concat(list(cells.values()), ignore_index=True) if cells
                   else _cell_frame([], *[np.zeros(0)] * 4))
-    return Grid(value_frame, cell_frame.sort_values("cell_id", ignore_index=True), tuple(axes))
+    return GridFile(path, found, cell_frame.sort_values("cell_id", ignore_index=True), tuple(axes))
+
+
+def read_values(dataset: xr.Dataset, path: Path, variable: GridVariable, times: slice | np.ndarray,
+                rows: slice) -> np.ndarray:
+    """Float64 values (time, y, x) of `variable` at file time indices `times` and y rows `rows`.
+
+    Only that slab is read from the file. Errors name the file index (t, y, x) of the value.
+    """
+    array = dataset[variable.name]
+    time_dim, y_dim, _ = variable.dims
+    try:
+        data = array.isel({time_dim: times, y_dim: rows}).transpose(*variable.dims).values
+    except (OSError, RuntimeError, ValueError) as error:
+        raise RawFormatError(path, None, f"/{variable.name}: unreadable ({error})") from error
+    return _mask(path, variable.name, array, data, np.arange(len(variable.order))[times], rows.start or 0)
+
+
+def _variable(path: Path, dataset: xr.Dataset, name: str, dims: tuple[str, str, str],
+              times: pd.DatetimeIndex, cells: pd.DataFrame) -> GridVariable:
+    variable = dataset[name]
+    unit = variable.attrs.get("units")
+    if not isinstance(unit, str) or not unit.strip():
+        raise RawFormatError(path, None, f"/{name}: grid variable has no units attribute")
+    if variable.dtype.kind not in "iuf":
+        raise RawFormatError(path, None, f"/{name}: grid variable has non-numeric dtype {variable.dtype}")
+    order = np.argsort(times.asi8, kind="stable")
+    shape = (dataset.sizes[dims[1]], dataset.sizes[dims[2]])
+    return GridVariable(name, dims, unit.strip(), times[order], order, cells, shape)
 
 
 def _matches(variable: xr.Variable | None, dim: str, rule: tuple) -> bool:
@@ -178,33 +227,8 @@ def _cell_frame(ids: list[str], rows: np.ndarray, cols: np.ndarray, lat: np.ndar
                          "lon_deg": np.asarray(lon, np.float64)})
 
 
-def _long(path: Path, dataset: xr.Dataset, name: str, dims: tuple[str, str, str],
-          times: pd.DatetimeIndex, cells: pd.DataFrame) -> pd.DataFrame:
-    variable = dataset[name]
-    unit = variable.attrs.get("units")
-    if not isinstance(unit, str) or not unit.strip():
-        raise RawFormatError(path, None, f"/{name}: grid variable has no units attribute")
-    try:
-        data = variable.transpose(*dims).values
-    except (OSError, RuntimeError, ValueError) as error:
-        raise RawFormatError(path, None, f"/{name}: unreadable ({error})") from error
-    if data.dtype.kind not in "iuf":
-        raise RawFormatError(path, None, f"/{name}: grid variable has non-numeric dtype {data.dtype}")
-    values = _mask(path, name, variable, data)
-    order = np.argsort(times.asi8, kind="stable")
-    n_cells = len(cells)
-    return pd.DataFrame({
-        "variable": pd.array(np.full(len(times) * n_cells, name, dtype=object), dtype="string"),
-        "time": np.repeat(times[order], n_cells),
-        "cell_id": pd.array(np.tile(cells["cell_id"].to_numpy(dtype=object), len(times)), dtype="string"),
-        "lat_deg": np.tile(cells["lat_deg"].to_numpy(), len(times)),
-        "lon_deg": np.tile(cells["lon_deg"].to_numpy(), len(times)),
-        "value": values[order].reshape(-1),
-        "unit": pd.array(np.full(len(times) * n_cells, unit.strip(), dtype=object), dtype="string"),
-    })
-
-
-def _mask(path: Path, name: str, variable: xr.DataArray, data: np.ndarray) -> np.ndarray:
+def _mask(path: Path, name: str, variable: xr.DataArray, data: np.ndarray, t_index: np.ndarray,
+          y_offset: int) -> np.ndarray:
     """Float64 values; undeclared default fills become NaN, undeclared sentinels are errors."""
     encoding = variable.encoding
     values = data.astype(np.float64)
@@ -220,13 +244,6 @@ def _mask(path: Path, name: str, variable: xr.DataArray, data: np.ndarray) -> np
     if bad.any():
         t, y, x = (int(i) for i in np.argwhere(bad)[0])
         raise RawFormatError(path, None, f"/{name}: unexpected sentinel {data[t, y, x]:g} at index "
-                             f"({t}, {y}, {x}) (not declared as _FillValue or missing_value)")
+                             f"({int(t_index[t])}, {y + y_offset}, {x}) (not declared as _FillValue or "
+                             "missing_value)")
     return values
-
-
-def _empty_values() -> pd.DataFrame:
-    return pd.DataFrame({
-        "variable": pd.array([], dtype="string"), "time": pd.DatetimeIndex([], tz="UTC").as_unit("us"),
-        "cell_id": pd.array([], dtype="string"), "lat_deg": np.zeros(0), "lon_deg": np.zeros(0),
-        "value": np.zeros(0), "unit": pd.array([], dtype="string"),
-    })

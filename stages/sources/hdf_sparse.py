@@ -8,6 +8,7 @@ into one matrix over the union of their barcodes.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,14 +49,35 @@ class SparseMatrix:
 
     def counts_frame(self) -> pd.DataFrame:
         """Long COO table `barcode, feature_id, count` of the stored entries, sorted by both ids."""
-        columns = np.repeat(np.arange(len(self.barcodes)), np.diff(self.indptr))
-        ids = self.features["feature_id"].to_numpy(dtype=object)
-        order = np.lexsort((_ranks(ids)[self.indices], _ranks(self.barcodes)[columns]))
+        parts = list(self.entry_batches(max(len(self.data), 1)))
+        columns, rows, counts = (np.concatenate([np.zeros(0, np.int64)] + [part[i] for part in parts])
+                                 for i in range(3))
         return pd.DataFrame({
-            "barcode": pd.array(self.barcodes[columns[order]], dtype="string"),
-            "feature_id": pd.array(ids[self.indices[order]], dtype="string"),
-            "count": self.data[order].astype(np.int64),
+            "barcode": pd.array(self.barcodes[columns], dtype="string"),
+            "feature_id": pd.array(self.features["feature_id"].to_numpy(dtype=object)[rows], dtype="string"),
+            "count": counts,
         })
+
+    def entry_batches(self, batch_rows: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(barcode index, feature index, count) arrays of the stored entries, sorted by barcode then feature id.
+
+        A batch holds whole barcodes: about `batch_rows` entries, more when one barcode alone has more.
+        """
+        by_barcode = np.argsort(_ranks(self.barcodes))  # the column of each barcode in sorted order
+        feature_rank = _ranks(self.features["feature_id"].to_numpy(dtype=object))
+        sizes = np.diff(self.indptr)[by_barcode]
+        ends = np.cumsum(sizes)
+        total = int(ends[-1]) if len(ends) else 0
+        start = 0
+        for stop in np.searchsorted(ends, np.arange(batch_rows, total + batch_rows, batch_rows), side="right"):
+            if stop > start:
+                columns, lengths = by_barcode[start:stop], sizes[start:stop]
+                first = np.repeat(self.indptr[columns] - (np.cumsum(lengths) - lengths), lengths)
+                entries = np.arange(len(first), dtype=np.int64) + first  # the entries of each column in turn
+                position = np.repeat(np.arange(len(columns)), lengths)
+                entries = entries[np.lexsort((feature_rank[self.indices[entries]], position))]
+                yield np.repeat(columns, lengths), self.indices[entries], self.data[entries].astype(np.int64)
+            start = stop
 
 
 def sparse_groups(h5: h5py.File) -> tuple[str, list[str]] | None:
@@ -223,6 +245,11 @@ def _check_csc(path: Path, name: str, arrays: dict[str, np.ndarray], n_rows: int
 
 def _check_no_duplicate_entries(path: Path, name: str, indices: np.ndarray, indptr: np.ndarray,
                                 features: pd.DataFrame, barcodes: np.ndarray) -> None:
+    unsorted = indices[1:] <= indices[:-1]
+    starts = indptr[1:-1]
+    unsorted[starts[(starts > 0) & (starts < len(indices))] - 1] = False  # each column starts afresh
+    if not unsorted.any():
+        return  # strictly increasing within every column (as Cell Ranger writes them): no duplicate
     columns = np.repeat(np.arange(len(barcodes), dtype=np.int64), np.diff(indptr))
     cells = columns * max(len(features), 1) + indices
     order = np.argsort(cells, kind="stable")

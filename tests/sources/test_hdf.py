@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from stages.repository import validate_table
 from stages.sources import hdf
 from stages.sources.hdf import Params, RawFormatError
+from stages.tables import collect
 
 REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
 TENX = REALDATA / "hdf5_10x"
@@ -25,15 +26,15 @@ needs_real = pytest.mark.skipif(
 
 
 def tables(raw_dir: Path, **params) -> dict[str, pd.DataFrame]:
-    read = list(hdf.read(raw_dir, Params(**params)))
-    for table in read:
+    read = collect(hdf.read(raw_dir, Params(**params)))
+    for table in read.values():
         validate_table(table)
-    return {table.name: table.frame for table in read}
+    return {name: table.frame for name, table in read.items()}
 
 
 def error_of(raw_dir: Path, **params) -> RawFormatError:
     with pytest.raises(RawFormatError) as caught:
-        list(hdf.read(raw_dir, Params(**params)))
+        collect(hdf.read(raw_dir, Params(**params)))
     return caught.value
 
 

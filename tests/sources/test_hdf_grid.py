@@ -13,6 +13,7 @@ import pytest
 from stages.repository import validate_table
 from stages.sources import hdf
 from stages.sources.hdf import Params, RawFormatError
+from stages.tables import collect
 
 FILL = np.float32(-9999.0)
 
@@ -46,14 +47,14 @@ def write_nc(path: Path, *, fmt: str = "NETCDF4", time_units: str | None = "days
 
 def grid_error(tmp_path: Path, path: Path, **params) -> str:
     with pytest.raises(RawFormatError) as caught:
-        list(hdf.read(tmp_path, Params(**params)))
+        collect(hdf.read(tmp_path, Params(**params)))
     assert (caught.value.path, caught.value.line) == (str(path), None)
     return caught.value.problem
 
 
 def test_grid_variable_becomes_a_long_table_with_nulls_and_utc_times(tmp_path):
     values = write_nc(tmp_path / "run.nc")
-    read = {t.name: t for t in hdf.read(tmp_path, Params())}
+    read = collect(hdf.read(tmp_path, Params()))
     for table in read.values():
         validate_table(table)
     grid = read["grid"].frame
@@ -83,7 +84,7 @@ def test_dimension_order_does_not_matter(tmp_path):
 def test_classic_netcdf3_reads_like_netcdf4(tmp_path):
     write_nc(tmp_path / "classic.nc", fmt="NETCDF3_CLASSIC")
     write_nc(tmp_path / "four.nc4")
-    read = pd.DataFrame(next(t for t in hdf.read(tmp_path, Params()) if t.name == "grid").frame)
+    read = collect(hdf.read(tmp_path, Params()))["grid"].frame
     classic, four = (read[read["file"] == name].drop(columns="file").reset_index(drop=True)
                      for name in ("classic.nc", "four.nc4"))
     pd.testing.assert_frame_equal(classic, four)
@@ -127,7 +128,7 @@ def test_hdf5_with_dimension_scales_is_read_as_a_grid(tmp_path):
         runoff.attrs.update({"units": "mm d-1", "_FillValue": -1.0})
         for axis, scale in enumerate(scales):
             runoff.dims[axis].attach_scale(scale)
-    read = {t.name: t.frame for t in hdf.read(tmp_path, Params())}
+    read = {name: t.frame for name, t in collect(hdf.read(tmp_path, Params())).items()}
     grid = read["grid"]
     attributes = read["datasets"].set_index("dataset").loc["/runoff", "attributes"]
     assert attributes.startswith('{"DIMENSION_LIST": [["<reference to /time>"], ["<reference to /lat>"]')
@@ -178,6 +179,6 @@ def test_variable_selection(tmp_path):
     with pytest.raises(RawFormatError, match=r"/elevation: not on a \(time, y, x\) grid"):
         hdf.read_grid(tmp_path / "run.nc", ["elevation"])
     with pytest.raises(RawFormatError) as caught:
-        list(hdf.read(tmp_path, Params(variables=["tas"])))
+        collect(hdf.read(tmp_path, Params(variables=["tas"])))
     assert (caught.value.path, caught.value.problem) == (str(tmp_path), "no grid variable 'tas'")
     assert len(hdf.read_grid_cells(tmp_path / "run.nc")) == 6

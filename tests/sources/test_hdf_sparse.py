@@ -12,6 +12,7 @@ import scipy.sparse
 from stages.repository import validate_table
 from stages.sources import hdf
 from stages.sources.hdf import Params, RawFormatError
+from stages.tables import collect
 
 # a 3-gene x 2-barcode genome: barcode AAAC-1 has gene B=5, gene A=2; barcode TTTG-1 has gene C=1
 GENOME = {"barcodes": [b"AAAC-1", b"TTTG-1"], "data": [5, 2, 1], "indices": [1, 0, 2],
@@ -44,14 +45,14 @@ def write_v3(path: Path, **changes) -> Path:
 
 def problem(tmp_path: Path, path: Path) -> str:
     with pytest.raises(RawFormatError) as caught:
-        list(hdf.read(tmp_path, Params()))
+        collect(hdf.read(tmp_path, Params()))
     assert (caught.value.path, caught.value.line) == (str(path), None)
     return caught.value.problem
 
 
 def test_small_v2_file_reads_exactly(tmp_path):
     write_v2(tmp_path / "filtered_gene_bc_matrices_h5.h5", {"hg19": {**GENOME, **GENES}})
-    read = {t.name: t for t in hdf.read(tmp_path, Params())}
+    read = collect(hdf.read(tmp_path, Params()))
     for table in read.values():
         validate_table(table)
     counts = read["counts"].frame
@@ -117,6 +118,17 @@ def test_inconsistent_csc_arrays(tmp_path, changes, expected):
     assert problem(tmp_path, path) == f"group /matrix: {expected}"
 
 
+def test_an_entry_is_duplicated_only_within_one_barcode(tmp_path):
+    path = write_v3(tmp_path / "v3.h5", indices=[0, 1, 1])  # sorted columns; feature 1 in both barcodes
+    assert hdf.read_sparse_matrix(path).counts_frame().values.tolist() == [
+        ["AAAC-1", "G1", 2], ["AAAC-1", "G3", 5], ["TTTG-1", "G1", 1]]
+    path = write_v3(tmp_path / "v3.h5", indices=[2, 0, 1], indptr=[0, 3, 3], data=[5, 2, 1])
+    assert hdf.read_sparse_matrix(path).counts_frame()["count"].tolist() == [1, 5, 2]  # unsorted column
+    path = write_v3(tmp_path / "v3.h5", indices=[2, 0, 2], indptr=[0, 3, 3], data=[5, 2, 1])
+    assert problem(tmp_path, path) == ("group /matrix: duplicated entry for feature 'G2' in barcode 'AAAC-1' "
+                                       "(indices[2])")
+
+
 def test_duplicated_and_non_ascii_ids(tmp_path):
     path = write_v3(tmp_path / "v3.h5", barcodes=[b"AAAC-1", b"AAAC-1"])
     assert problem(tmp_path, path) == ("/matrix/barcodes: duplicated barcode 'AAAC-1' at index 1 "
@@ -139,7 +151,7 @@ def test_file_without_a_matrix(tmp_path):
         h5.create_dataset("matrix", data=np.eye(2), track_times=False)  # a dataset called matrix
     with pytest.raises(RawFormatError, match=r"group /: no 10x matrix"):
         hdf.read_sparse_matrix(tmp_path / "plain.h5")
-    assert hdf.read_file(tmp_path / "plain.h5", Params())[0].keys() == {"datasets"}
+    assert hdf.read_file(tmp_path / "plain.h5", Params()).frames.keys() == {"datasets"}
 
 
 def test_genome_groups_must_not_share_feature_ids(tmp_path):

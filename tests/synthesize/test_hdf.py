@@ -72,8 +72,8 @@ def test_same_seed_same_bytes_other_seed_differs(tmp_path, tiny):
 
 
 def test_tiny_ingests_into_valid_deterministic_tables(tmp_path, tiny):
-    tables = list(reader.read(tiny, reader.Params()))
-    manifests = [write_tables(tmp_path / str(run), tables, {"source": "hdf"}) for run in (1, 2)]
+    manifests = [write_tables(tmp_path / str(run), reader.read(tiny, reader.Params()), {"source": "hdf"})
+                 for run in (1, 2)]
     assert manifests[0] == manifests[1]
     rows = {name: entry["rows"] for name, entry in manifests[0]["tables"].items()}
     assert rows["grid"] == 7 * 30 * 64 and rows["cells"] == 64 and rows["quarantine"] == 0
