@@ -148,12 +148,12 @@ def write_tables(out_dir: Path, tables: Iterable[Table | StreamedTables | Copied
 
     Items are taken one at a time, in the order given, so a reader may yield streams whose batches
     are produced while they are written (and tables it can only build afterwards). The folder is
-    emptied of stale `.parquet` files first so a removed table cannot linger; a table that fails
-    validation leaves no file behind.
+    emptied of stale `.parquet` files and its manifest first, so a removed table cannot linger and a
+    failed write leaves no manifest; a table that fails validation leaves no file behind.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    for stale in out_dir.glob("*.parquet*"):
-        stale.unlink()
+    for stale in [*out_dir.glob("*.parquet*"), out_dir / MANIFEST]:
+        stale.unlink(missing_ok=True)  # a failed write must not leave an old manifest beside new files
     entries = {}
     for item in tables:
         if isinstance(item, CopiedTable):

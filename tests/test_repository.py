@@ -104,3 +104,10 @@ def test_a_stream_writes_the_same_bytes_twice(tmp_path: Path):
     for name in ("one", "two"):
         write_tables(tmp_path / name, [series_stream([("a", 1)], [("a", 2), ("b", 1)])], {})
     assert (tmp_path / "one/series.parquet").read_bytes() == (tmp_path / "two/series.parquet").read_bytes()
+
+
+def test_a_failed_write_leaves_no_manifest_of_an_earlier_run(tmp_path: Path):
+    write_tables(tmp_path, [sort_table(entities())], {})
+    with pytest.raises(RepositoryError, match="duplicated key"):
+        write_tables(tmp_path, [sort_table(entities(("a", "a")))], {})
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
