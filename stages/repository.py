@@ -69,6 +69,12 @@ class SourceTables(Mapping):
     def __len__(self) -> int:
         return len(self.manifest["tables"]) + 1
 
+    def path(self, name: str) -> Path:
+        """The table's Parquet file, for readers that go through it row group by row group."""
+        if name not in self.manifest["tables"]:
+            raise KeyError(f"{self.folder}: no table {name!r}")
+        return self.folder / self.manifest["tables"][name]["file"]
+
     def columns(self, name: str, columns: list[str]) -> pd.DataFrame:
         """Some columns of a table, read without loading the rest."""
         return read_table(self.folder, name, columns)

@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
-from stages.domains.columns import column_name
+from stages.domains.gridcells_series import daily_stream, read_daily_grid
 from stages.domains.imagery_join import entity_imagery
 from stages.sources.imagery_mosaic import LonLatBox
 from stages.tables import Table
@@ -38,17 +37,19 @@ CELL_UNITS = {"row": "1", "col": "1", "lat_deg": "degree_north", "lon_deg": "deg
               "lon_west_deg": "degree_east", "lon_east_deg": "degree_east", "cell_area_km2": "km2"}
 
 
-def align(inputs: dict[str, dict]) -> list[Table]:
-    """Build `entities` and `timeseries` from the hdf grid (and the image tables, with imagery)."""
+def align(inputs: dict) -> list:
+    """Build `entities` and `timeseries` from the hdf grid (and the image tables, with imagery).
+
+    The long grid table is never loaded whole (see `gridcells_series`); `timeseries` is streamed.
+    """
     source = inputs[SOURCE]
-    cells, grid = source["cells"], source["grid"]
+    cells = source["cells"]
     files = sorted(set(cells["file"]))
     if len(files) != 1:
         raise ValueError(f"gridcells joins one gridded file; the hdf source holds {len(files)}: {files}")
-    timeseries, series_units = daily_series(files[0], grid)
-    simulated = set(timeseries[ENTITY_KEY])
-    entities = cell_bounds(files[0], cells)
-    entities = entities[entities[ENTITY_KEY].isin(simulated)].reset_index(drop=True)
+    every_cell = cell_bounds(files[0], cells)
+    grid = read_daily_grid(source.path("grid"), files[0], every_cell[ENTITY_KEY].tolist())
+    entities = every_cell[grid.simulated().any(axis=1)].reset_index(drop=True)
     units = dict(CELL_UNITS)
     image_tables = []
     if IMAGERY in inputs:
@@ -58,8 +59,7 @@ def align(inputs: dict[str, dict]) -> list[Table]:
         entities = entities.merge(joined.summary, on=ENTITY_KEY, how="left", validate="one_to_one")
         units |= joined.summary_units
         image_tables = joined.tables
-    return [Table("entities", entities, (ENTITY_KEY,), units),
-            Table("timeseries", timeseries, (ENTITY_KEY, "date"), series_units), *image_tables]
+    return [Table("entities", entities, (ENTITY_KEY,), units), daily_stream(grid, ENTITY_KEY), *image_tables]
 
 
 def cell_bounds(file: str, cells: pd.DataFrame) -> pd.DataFrame:
@@ -75,30 +75,6 @@ def cell_bounds(file: str, cells: pd.DataFrame) -> pd.DataFrame:
     sines = np.abs(np.sin(np.radians(frame["lat_north_deg"])) - np.sin(np.radians(frame["lat_south_deg"])))
     frame["cell_area_km2"] = EARTH_RADIUS_KM**2 * np.radians(frame["lon_east_deg"] - frame["lon_west_deg"]) * sines
     return frame.astype({"row": "int64", "col": "int64"})
-
-
-def daily_series(file: str, grid: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, str]]:
-    """The long grid table of one file as one row per cell and day, one column per variable."""
-    grid = grid[grid["file"] == file]
-    times = grid["time"]
-    if len(grid) and not (times == times.dt.floor("D")).all():
-        raise ValueError(f"{file}: grid times are not whole days at 00:00 UTC; gridcells joins daily grids")
-    pairs = grid[["variable", "unit"]].drop_duplicates().dropna(subset="unit")
-    units = {variable: sorted(group["unit"]) for variable, group in pairs.groupby("variable", sort=True)}
-    columns = {}
-    for variable in sorted(grid["variable"].unique()):
-        found = units.get(variable, [])
-        if len(found) > 1:
-            raise ValueError(f"{file}: variable {variable} has several units {found}")
-        unit = found[0] if found else "1"
-        columns[variable] = (column_name(variable, unit), unit)
-    wide = grid.pivot(index=[ENTITY_KEY, "time"], columns="variable", values="value")
-    wide = wide.dropna(how="all").rename(columns={v: name for v, (name, _) in columns.items()})
-    wide = wide.reset_index().sort_values([ENTITY_KEY, "time"], kind="stable", ignore_index=True)
-    wide.columns.name = None
-    wide[ENTITY_KEY] = wide[ENTITY_KEY].astype("string")
-    wide.insert(1, "date", pd.Series(pa.array(wide.pop("time")).cast(pa.date32()), dtype=pd.ArrowDtype(pa.date32())))
-    return wide, {name: unit for name, unit in columns.values()}
 
 
 def _axis(file: str, cells: pd.DataFrame, index: str, coordinate: str) -> np.ndarray:
