@@ -3,16 +3,20 @@
 A `Stacker` owns one growing numpy array per output column. Each site's series is copied into
 them as soon as it is read (its Arrow columns are dropped right after, so the next file's parse
 reuses that memory) and `-9999` becomes NaN (floats) or a masked value (`_QC` flags, Int8) on the
-way. Only the output itself is ever held whole: no per-site frames, no concatenation copy. When
-the total number of rows is not known ahead, capacity follows an estimate from the bytes read so
-far and is grown in place (`ndarray.resize`, which reallocates without copying large arrays), then
-trimmed to the exact size.
+way. Only the output itself is ever held whole: no per-site frames, no concatenation copy. The
+total number of rows is not known ahead: capacity follows an estimate from the bytes read so far,
+with headroom. The arrays live on anonymous memory mappings, whose pages are committed only when
+first written, so unused capacity costs address space, not memory; and they get base pages, not
+the transparent huge pages numpy requests for large arrays, whose first touch is markedly slower
+where the kernel has to compact memory to provide them (measured: ~2x on a 2-core VM).
 
 Sites are stacked in the order added; if that is not their sorted order (site codes whose case
 differs), `frame` reorders the rows once.
 """
 
 from __future__ import annotations
+
+import mmap
 
 import numpy as np
 import pandas as pd
@@ -21,7 +25,8 @@ import pyarrow as pa
 from stages.sources.fluxnet_ch4_csv import SENTINEL
 from stages.sources.fluxnet_ch4_series import SiteSeries, _time_array
 
-_GROWTH = 1.02  # headroom over the estimated total, so one estimate rarely needs a second resize
+_TIME_DTYPES = {True: np.dtype("datetime64[D]"), False: np.dtype("datetime64[ns]")}  # by "is a date"
+_HEADROOM = 1.25  # over the estimated total rows, so capacity rarely has to grow (a copy)
 
 
 class Stacker:
@@ -93,33 +98,32 @@ class Stacker:
             return
         estimate = 0
         if self._expected_bytes and self._bytes:
-            estimate = int(needed * max(self._expected_bytes, self._bytes) / self._bytes * _GROWTH)
-        self._resize(max(needed, estimate))
-        if not self._times:
-            for name in self.time_names:
-                unit = "datetime64[D]" if name == "date" else "datetime64[ns]"
-                self._times[name] = np.empty(self._capacity, unit)
+            estimate = int(needed * max(self._expected_bytes, self._bytes) / self._bytes * _HEADROOM)
+        self._grow(max(needed, estimate, self._capacity * 3 // 2))
 
-    def _resize(self, capacity: int) -> None:
+    def _grow(self, capacity: int) -> None:
+        if not self._times:
+            self._times = {name: _allocate(0, _TIME_DTYPES[name == "date"]) for name in self.time_names}
         for arrays in (self._times, self._values, self._masks):
-            for array in arrays.values():
-                array.resize(capacity, refcheck=False)  # no views are held between calls
+            for name, old in arrays.items():
+                arrays[name] = _allocate(capacity, old.dtype)
+                arrays[name][:self._size] = old[:self._size]
         self._capacity = capacity
 
     def _trim(self) -> None:
-        if self._capacity != self._size:
-            self._resize(self._size)
         if not self._times:
-            for name in self.time_names:
-                self._times[name] = np.empty(0, "datetime64[D]" if name == "date" else "datetime64[m]")
+            self._times = {name: np.empty(0, _TIME_DTYPES[name == "date"]) for name in self.time_names}
+        for arrays in (self._times, self._values, self._masks):
+            for name, values in arrays.items():
+                arrays[name] = values[:self._size]  # the untouched tail was never committed
 
     def _new_column(self, column: str, unit: str, is_flag: bool) -> None:
         self.units[column] = unit
         if is_flag:
-            self._values[column] = np.empty(self._capacity, np.int8)
-            self._masks[column] = np.empty(self._capacity, bool)
+            self._values[column] = _allocate(self._capacity, np.int8)
+            self._masks[column] = _allocate(self._capacity, np.bool_)
         else:
-            self._values[column] = np.empty(self._capacity, np.float64)
+            self._values[column] = _allocate(self._capacity, np.float64)
         self._fill_missing(column, 0, self._size)
 
     def _fill_missing(self, column: str, begin: int, end: int) -> None:
@@ -147,6 +151,14 @@ class Stacker:
     def _row_order(self, order: list[int]) -> np.ndarray:
         starts = np.concatenate([[0], np.cumsum(self._lengths)])
         return np.concatenate([np.arange(starts[i], starts[i + 1]) for i in order])
+
+
+def _allocate(capacity: int, dtype: np.dtype | type) -> np.ndarray:
+    """An uninitialised array on its own anonymous mapping (pages committed on first write)."""
+    dtype = np.dtype(dtype)
+    if not capacity:
+        return np.empty(0, dtype)
+    return np.frombuffer(mmap.mmap(-1, capacity * dtype.itemsize), dtype)
 
 
 def _taken(values: np.ndarray, take: np.ndarray | None) -> np.ndarray:
