@@ -104,13 +104,13 @@ def sites_frame(rows: list[dict], metadata: pd.DataFrame | None, utc: bool) -> p
         "site_id": pd.array(column("site_id"), dtype="string"),
         "product": pd.array(column("product"), dtype="string"),
         "product_version": pd.array(column("product_version"), dtype="string"),
-        "first_date": _time_array(times("first_date", "datetime64[D]"), False),
-        "last_date": _time_array(times("last_date", "datetime64[D]"), False),
+        "first_date": time_array(times("first_date", "datetime64[D]"), False),
+        "last_date": time_array(times("last_date", "datetime64[D]"), False),
         "n_days": pd.array(column("n_days"), dtype="Int64"),
         "subdaily_step_min": pd.array(column("subdaily_step_min"), dtype="Int64"),
         "n_subdaily": pd.array(column("n_subdaily"), dtype="Int64"),
-        "first_timestamp_start": _time_array(times("first_timestamp_start", "datetime64[m]"), utc),
-        "last_timestamp_end": _time_array(times("last_timestamp_end", "datetime64[m]"), utc),
+        "first_timestamp_start": time_array(times("first_timestamp_start", "datetime64[m]"), utc),
+        "last_timestamp_end": time_array(times("last_timestamp_end", "datetime64[m]"), utc),
         "utc_offset_h": np.array([np.nan if v is None else v for v in column("utc_offset_h")], "float64"),
     })
     static = [c for c in METADATA_UNITS if c != "utc_offset_h"]
@@ -121,7 +121,8 @@ def sites_frame(rows: list[dict], metadata: pd.DataFrame | None, utc: bool) -> p
     return frame.sort_values("site_id", ignore_index=True)
 
 
-def _time_array(values: np.ndarray, utc: bool) -> object:
+def time_array(values: np.ndarray, utc: bool) -> object:
+    """Dates as Arrow date32; datetime64 times as pandas datetime64[ns] (tz-aware UTC if `utc`)."""
     if values.dtype == np.dtype("datetime64[D]"):
         return pd.arrays.ArrowExtensionArray(pa.array(values, type=pa.date32()))
     stamps = values.astype("datetime64[ns]", copy=False)

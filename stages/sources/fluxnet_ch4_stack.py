@@ -23,7 +23,7 @@ import pandas as pd
 import pyarrow as pa
 
 from stages.sources.fluxnet_ch4_csv import SENTINEL
-from stages.sources.fluxnet_ch4_series import SiteSeries, _time_array
+from stages.sources.fluxnet_ch4_series import SiteSeries, time_array
 
 _TIME_DTYPES = {True: np.dtype("datetime64[D]"), False: np.dtype("datetime64[ns]")}  # by "is a date"
 _HEADROOM = 1.25  # over the estimated total rows, so capacity rarely has to grow (a copy)
@@ -33,7 +33,7 @@ class Stacker:
     """Stacks per-site series behind a `site_id` column, one site at a time."""
 
     def __init__(self, time_names: tuple[str, ...], expected_bytes: int = 0):
-        """`expected_bytes`: total size of the files still to add (0 if unknown), to size the arrays."""
+        """`expected_bytes`: total size of the files that will be added (0 if unknown), to size the arrays."""
         self.time_names = time_names
         self.units: dict[str, str] = {}
         self._expected_bytes = expected_bytes
@@ -81,7 +81,7 @@ class Stacker:
             data["site_id"] = pd.arrays.ArrowStringArray(
                 pa.chunked_array([pa.array(sites, pa.large_string()).take(codes)], pa.large_string()))
         for name in self.time_names:
-            data[name] = _time_array(_taken(self._times.pop(name), take), self._utc)
+            data[name] = time_array(_taken(self._times.pop(name), take), self._utc)
         self.units = {}  # columns in first-seen order over the sorted sites; the first site's unit
         for i in order:
             self.units |= {c: u for c, u in self._site_units[i].items() if c not in self.units}
