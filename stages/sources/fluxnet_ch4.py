@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from stages.prefetch import ordered_map
 from stages.sources import fluxnet_ch4_series as series
 from stages.sources.fluxnet_ch4_files import (
     METADATA_UNITS,
@@ -44,8 +45,9 @@ from stages.sources.fluxnet_ch4_files import (
     find_site_files,
     read_site_metadata,
 )
-from stages.sources.fluxnet_ch4_jobs import KINDS, FileJob, file_jobs, first_in_named_order, read_ahead
+from stages.sources.fluxnet_ch4_jobs import KINDS, FileJob, attempt, file_jobs, first_in_named_order
 from stages.sources.fluxnet_ch4_stack import Stacker
+from stages.sources.fluxnet_ch4_stream import FirstBatch, StreamedTable, halfhourly_stream
 from stages.tables import RawFormatError, Table, quarantine_table
 
 CITATION = (
@@ -83,12 +85,14 @@ class Params(BaseModel):
         return offsets
 
 
-def read(raw_dir: Path, params: Params) -> Iterator[Table]:
-    """Yield the `sites`, `daily`, `halfhourly` and `quarantine` tables.
+def read(raw_dir: Path, params: Params) -> Iterator[Table | StreamedTable]:
+    """Yield the `sites`, `daily`, `halfhourly` (streamed) and `quarantine` tables.
 
     With `on_error="quarantine"` a bad file is left out (its site keeps its other file) and its
-    error goes to the quarantine table; errors in the site metadata file always propagate. Each
-    file is parsed, checked and copied into its stacked table before the next one is read.
+    error goes to the quarantine table; errors in the site metadata file always propagate. Every
+    file is parsed and checked before the first table is yielded, each while the next is parsed;
+    daily rows are stacked then; of the half-hourly rows the first batch is kept, the others are
+    re-read batch by batch as they are written (see `fluxnet_ch4_stream`).
     """
     files, errors = find_site_files(raw_dir)
     if errors and params.on_error == "raise":
@@ -97,26 +101,28 @@ def read(raw_dir: Path, params: Params) -> Iterator[Table]:
     known = {} if metadata is None else {s.casefold(): s for s in metadata["site_id"]}
     offsets = _offsets(metadata, params)
     jobs = file_jobs(files, {key: known.get(key, site.site) for key, site in files.items()})
-    stacked = {kind: Stacker(TIME_NAMES[kind], sum(job.size for job in jobs if job.kind == kind))
-               for kind in KINDS}
+    daily = Stacker(TIME_NAMES["daily"], sum(job.size for job in jobs if job.kind == "daily"))
     parsed: dict[str, dict[str, series.SiteSeries]] = {kind: {} for kind in KINDS}
+    passed: list[FileJob] = []
+    first = FirstBatch()
     read_one = partial(_read_file, offsets=offsets, params=params)
-    for job, result in read_ahead(read_one, jobs):
+    for job, result in zip(jobs, ordered_map(partial(attempt, read_one), jobs, workers=1, ahead=1), strict=True):
         if isinstance(result, RawFormatError):
             if params.on_error == "raise":
                 raise first_in_named_order(result, job, jobs, read_one)
             errors.append(result)
             continue
-        stacked[job.kind].add(job.site_id, result, job.size)
+        if job.kind == "daily":
+            daily.add(job.site_id, result, job.size)
+        else:
+            first.offer(job, result)  # the other rows are re-read as they are written
+            passed.append(job)
         parsed[job.kind][job.site_id] = result
     time_unit = TIME_UNITS[params.time_reference]
     yield _sites_table(files, known, parsed["daily"], parsed["subdaily"], metadata, offsets, time_unit)
-    del parsed
-    frame = stacked["daily"].frame()
-    yield Table("daily", frame, ("site_id", "date"), stacked["daily"].units | {"date": "local standard date"})
-    frame = stacked["subdaily"].frame()
-    units = stacked["subdaily"].units | dict.fromkeys(TIME_NAMES["subdaily"], time_unit)
-    yield Table("halfhourly", frame, ("site_id", "timestamp_start"), units)
+    frame = daily.frame()
+    yield Table("daily", frame, ("site_id", "date"), daily.units | {"date": "local standard date"})
+    yield halfhourly_stream(passed, parsed["subdaily"], read_one, time_unit, first)
     yield quarantine_table(errors)
 
 

@@ -1,9 +1,7 @@
-"""The order FLUXNET-CH4 files are read in, one read ahead, and which error `raise` mode reports.
+"""The order FLUXNET-CH4 files are read in, and which error `raise` mode reports.
 
 Files are read in the order their rows are stacked (sites sorted by their spelled code, the daily
-file before the sub-daily one), so each can be copied straight into its table. The next file is
-parsed and checked on a worker thread while the current one is being copied (pyarrow and numpy
-release the GIL), so parsing and copying overlap; results still arrive in order.
+file before the sub-daily one), so each can be copied straight into its table.
 
 Site codes are found case-insensitively, so the order files are *named* in (case-folded code)
 may differ from the stacking order. With `on_error="raise"` the error reported is the first one
@@ -13,8 +11,7 @@ named earlier but not read yet are checked first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -53,17 +50,6 @@ def file_jobs(files: dict[str, SiteFiles], site_ids: dict[str, str]) -> list[Fil
     return jobs
 
 
-def read_ahead(read_one: Callable[[FileJob], SiteSeries],
-               jobs: list[FileJob]) -> Iterator[tuple[FileJob, SiteSeries | RawFormatError]]:
-    """`(job, series or its RawFormatError)` in job order, the next job running on a worker thread."""
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="fluxnet-read") as pool:
-        ahead: Future | None = pool.submit(_attempt, read_one, jobs[0]) if jobs else None
-        for index, job in enumerate(jobs):
-            current = ahead
-            ahead = pool.submit(_attempt, read_one, jobs[index + 1]) if index + 1 < len(jobs) else None
-            yield job, current.result()
-
-
 def first_in_named_order(error: RawFormatError, failed: FileJob, jobs: list[FileJob],
                          read_one: Callable[[FileJob], SiteSeries]) -> RawFormatError:
     """The error a one-by-one read in named order meets first, given `failed` is the first failure."""
@@ -71,13 +57,14 @@ def first_in_named_order(error: RawFormatError, failed: FileJob, jobs: list[File
     earlier = sorted((job for job in jobs if job.named_order < failed.named_order and job not in read),
                      key=lambda job: job.named_order)
     for job in earlier:
-        found = _attempt(read_one, job)
+        found = attempt(read_one, job)
         if isinstance(found, RawFormatError):
             return found
     return error
 
 
-def _attempt(read_one: Callable[[FileJob], SiteSeries], job: FileJob) -> SiteSeries | RawFormatError:
+def attempt(read_one: Callable[[FileJob], SiteSeries], job: FileJob) -> SiteSeries | RawFormatError:
+    """`read_one(job)`, or the RawFormatError it raised (other errors propagate)."""
     try:
         return read_one(job)
     except RawFormatError as error:

@@ -1,14 +1,14 @@
-"""Validated per-site series -> one tidy stacked frame, built in a single pass with bounded memory.
+"""Validated per-site series -> one tidy stacked frame (a whole table, or one batch of a stream).
 
 A `Stacker` owns one growing numpy array per output column. Each site's series is copied into
 them as soon as it is read (its Arrow columns are dropped right after, so the next file's parse
 reuses that memory) and `-9999` becomes NaN (floats) or a masked value (`_QC` flags, Int8) on the
-way. Only the output itself is ever held whole: no per-site frames, no concatenation copy. The
-total number of rows is not known ahead: capacity follows an estimate from the bytes read so far,
-with headroom. The arrays live on anonymous memory mappings, whose pages are committed only when
-first written, so unused capacity costs address space, not memory; and they get base pages, not
-the transparent huge pages numpy requests for large arrays, whose first touch is markedly slower
-where the kernel has to compact memory to provide them (measured: ~2x on a 2-core VM).
+way: no per-site frames, no concatenation copy. When the number of rows is not known ahead,
+capacity follows an estimate from the bytes read so far, with headroom. The arrays live on
+anonymous memory mappings, whose pages are committed only when first written, so unused capacity
+costs address space, not memory; and they get base pages, not the transparent huge pages numpy
+requests for large arrays, whose first touch is markedly slower where the kernel has to compact
+memory to provide them (measured: ~2x on a 2-core VM).
 
 Sites are stacked in the order added; if that is not their sorted order (site codes whose case
 differs), `frame` reorders the rows once.
@@ -32,8 +32,14 @@ _HEADROOM = 1.25  # over the estimated total rows, so capacity rarely has to gro
 class Stacker:
     """Stacks per-site series behind a `site_id` column, one site at a time."""
 
-    def __init__(self, time_names: tuple[str, ...], expected_bytes: int = 0):
-        """`expected_bytes`: total size of the files that will be added (0 if unknown), to size the arrays."""
+    def __init__(self, time_names: tuple[str, ...], expected_bytes: int = 0, *, rows: int = 0,
+                 columns: dict[str, tuple[str, bool]] | None = None, utc: bool = False):
+        """Size the arrays from `expected_bytes` (total size of the files to add) or exact `rows`.
+
+        `columns` fixes the variable columns ahead (`column -> (unit, is a flag)`, in output order):
+        all of them are output, sites without one get nulls. Without it they are the ones met, in
+        first-seen order over the sorted sites. `utc` makes the times tz-aware even with no site.
+        """
         self.time_names = time_names
         self.units: dict[str, str] = {}
         self._expected_bytes = expected_bytes
@@ -43,10 +49,15 @@ class Stacker:
         self._site_units: list[dict[str, str]] = []
         self._size = 0
         self._capacity = 0
-        self._utc = False
+        self._utc = utc
         self._times: dict[str, np.ndarray] = {}
         self._values: dict[str, np.ndarray] = {}  # float64 columns, or int8 flag data
         self._masks: dict[str, np.ndarray] = {}  # flag columns: True where missing
+        self._declared = columns
+        for column, (unit, is_flag) in (columns or {}).items():
+            self._new_column(column, unit, is_flag)
+        if rows:
+            self._grow(rows)
 
     def add(self, site_id: str, series: SiteSeries, file_bytes: int = 0) -> None:
         """Copy one site's rows in after those already added; empties `series.columns`."""
@@ -69,6 +80,13 @@ class Stacker:
         self._lengths.append(n)
         self._size = end
 
+    def declare(self, columns: dict[str, tuple[str, bool]]) -> None:
+        """Fix the output columns after the fact (as the `columns` argument); absent ones become null."""
+        for column, (unit, is_flag) in columns.items():
+            if column not in self._values:
+                self._new_column(column, unit, is_flag)
+        self._declared = columns
+
     def frame(self, with_site_id: bool = True) -> pd.DataFrame:
         """The stacked rows, sorted by site, as a frame (the stacker is spent afterwards)."""
         self._trim()
@@ -85,6 +103,8 @@ class Stacker:
         self.units = {}  # columns in first-seen order over the sorted sites; the first site's unit
         for i in order:
             self.units |= {c: u for c, u in self._site_units[i].items() if c not in self.units}
+        if self._declared is not None:
+            self.units = {column: unit for column, (unit, _) in self._declared.items()}
         for column in self.units:
             values = _taken(self._values.pop(column), take)
             if column in self._masks:

@@ -66,3 +66,20 @@ def test_local_time_stays_naive_and_one_site_drops_site_id():
     frame = stacker.frame(with_site_id=False)
     assert list(frame.columns) == [*TIMES, "ta_c"]
     assert frame["timestamp_end"].tolist() == [pd.Timestamp("2018-06-01 12:30"), pd.Timestamp("2018-06-01 13:00")]
+
+
+def test_declared_columns_fix_the_output_whatever_the_sites_hold():
+    declared = {"ta_c": ("degC", False), "p_mm": ("mm", False), "fch4_f_annoptlm_qc": ("1", True)}
+    stacker = Stacker(TIMES, rows=2, columns=declared, utc=True)
+    stacker.add("US-A", series("2018-01-01T00:00", {"p_mm": [0.5, -9999.0]}, {"p_mm": "mm"}))
+    frame = stacker.frame()
+    assert list(frame.columns) == ["site_id", *TIMES, "ta_c", "p_mm", "fch4_f_annoptlm_qc"]
+    assert frame["ta_c"].isna().all() and frame["fch4_f_annoptlm_qc"].isna().all()
+    assert stacker.units == {"ta_c": "degC", "p_mm": "mm", "fch4_f_annoptlm_qc": "1"}
+    empty = Stacker(TIMES, columns=declared, utc=True).frame()
+    assert list(empty.columns) == list(frame.columns) and len(empty) == 0
+    assert (empty.dtypes == frame.dtypes).all()
+    late = Stacker(TIMES)
+    late.add("US-A", series("2018-01-01T00:00", {"p_mm": [0.5, -9999.0]}, {"p_mm": "mm"}))
+    late.declare(declared)
+    pd.testing.assert_frame_equal(late.frame(), frame)
