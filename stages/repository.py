@@ -185,7 +185,7 @@ def _write_streams(out_dir: Path, item: StreamedTables) -> dict[str, dict]:
                 batch = chunk[stream.name].select(schemas[stream.name].names).cast(schemas[stream.name])
                 check_key_order(stream.name, batch, stream.keys, last[stream.name])
                 if batch.num_rows:
-                    last[stream.name] = batch.slice(batch.num_rows - 1)
+                    last[stream.name] = batch.select(list(stream.keys)).take([batch.num_rows - 1])  # a copy
                     writers[stream.name].write_table(batch)
                     rows[stream.name] += batch.num_rows
         for writer in writers.values():
