@@ -8,7 +8,7 @@ from stages.bench import PATHS, main
 def test_bench_runs_every_path_on_the_same_rows_and_writes_the_ratios(tmp_path: Path, monkeypatch):
     out = tmp_path / "bench.json"
     monkeypatch.setattr(sys, "argv", ["bench", "--basins", "3", "--years", "2000", "2000",
-                                      "--only", "camels_us", "--out", str(out)])
+                                      "--only", "camels_us", "--repeat", "1", "--out", str(out)])
     main()
     written = json.loads(out.read_text())
     assert list(written) == ["camels_us"]
