@@ -47,8 +47,8 @@ from stages.sources.fluxnet_ch4_files import (
 )
 from stages.sources.fluxnet_ch4_jobs import KINDS, FileJob, attempt, file_jobs, first_in_named_order
 from stages.sources.fluxnet_ch4_stack import Stacker
-from stages.sources.fluxnet_ch4_stream import FirstBatch, StreamedTable, halfhourly_stream
-from stages.tables import RawFormatError, Table, quarantine_table
+from stages.sources.fluxnet_ch4_stream import FirstBatch, halfhourly_stream
+from stages.tables import RawFormatError, StreamedTables, Table, quarantine_table
 
 CITATION = (
     "Delwiche, K. B. et al. (2021): FLUXNET-CH4: a global, multi-ecosystem dataset and analysis of"
@@ -85,7 +85,7 @@ class Params(BaseModel):
         return offsets
 
 
-def read(raw_dir: Path, params: Params) -> Iterator[Table | StreamedTable]:
+def read(raw_dir: Path, params: Params) -> Iterator[Table | StreamedTables]:
     """Yield the `sites`, `daily`, `halfhourly` (streamed) and `quarantine` tables.
 
     With `on_error="quarantine"` a bad file is left out (its site keeps its other file) and its

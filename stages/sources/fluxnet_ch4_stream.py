@@ -16,9 +16,7 @@ parsed, however many sites; the whole frame is ~2.8 GB for 40 sites x 10 years.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
-import pandas as pd
 import pyarrow as pa
 
 from stages.prefetch import ordered_map
@@ -32,35 +30,6 @@ NAME = "halfhourly"
 KEYS = ("site_id", "timestamp_start")
 TIME_NAMES = ("timestamp_start", "timestamp_end")
 Segment = tuple[FileJob, int, int]  # a file's rows [start, stop)
-
-
-@dataclass(frozen=True)
-class StreamedTable(StreamedTables):
-    """One streamed table that also reads as a whole `Table` (`name`, `frame`, `keys`, `units`).
-
-    The repository writer consumes `chunks`; `frame` re-reads everything into memory, for tests and
-    small folders.
-    """
-
-    @property
-    def name(self) -> str:
-        """The table name."""
-        return self.streams[0].name
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        """The key columns."""
-        return self.streams[0].keys
-
-    @property
-    def units(self) -> dict[str, str]:
-        """The unit of every non-key column."""
-        return self.streams[0].units
-
-    @property
-    def frame(self) -> pd.DataFrame:
-        """The whole table as one frame."""
-        return self.chunks.whole()
 
 
 class FirstBatch:
@@ -107,10 +76,6 @@ class SiteBatches:
         for batch in ordered_map(_Builder(self).batch, plan, workers=1, ahead=1):
             yield {NAME: batch}
 
-    def whole(self) -> pd.DataFrame:
-        """Every row in one frame."""
-        return _Builder(self).stacked([(job, 0, n) for job, n in zip(self.jobs, self.rows, strict=True)]).frame()
-
     def new_stacker(self, rows: int) -> Stacker:
         """An empty stacker for `rows` rows of this table's columns."""
         return Stacker(TIME_NAMES, rows=rows, columns=self.columns, utc=self.utc)
@@ -153,7 +118,7 @@ class _Builder:
 
 
 def halfhourly_stream(jobs: list[FileJob], series: dict[str, SiteSeries], read_one: Callable[[FileJob], SiteSeries],
-                      time_unit: str, first: FirstBatch | None = None) -> StreamedTable:
+                      time_unit: str, first: FirstBatch | None = None) -> StreamedTables:
     """The `halfhourly` table of the sub-daily files that passed (`series`: their checked rows).
 
     `first`: the first batch, kept from the files as `series` were read (offered in `jobs` order).
@@ -165,7 +130,7 @@ def halfhourly_stream(jobs: list[FileJob], series: dict[str, SiteSeries], read_o
     rows = [series[job.site_id].rows for job in jobs]
     chunks = SiteBatches(jobs, rows, read_one, columns, any(series[job.site_id].utc for job in jobs), first)
     units = {column: unit for column, (unit, _) in columns.items()} | dict.fromkeys(TIME_NAMES, time_unit)
-    return StreamedTable((TableStream(NAME, chunks.template, KEYS, units),), chunks)
+    return StreamedTables((TableStream(NAME, chunks.template, KEYS, units),), chunks)
 
 
 def _rows(site: SiteSeries, start: int, stop: int) -> SiteSeries:

@@ -23,7 +23,8 @@ CAMELS = REALDATA / "camels_us"
 needs_real = pytest.mark.skipif(
     not CAMELS.is_dir(), reason=f"real CAMELS-US sample not found at {CAMELS} (shared/realdata)"
 )
-HEADER = "  44.82\n 133.00\n 587675987\nYear Mnth Day Hr dayl(s) prcp(mm/day) srad(W/m2) swe(mm) tmax(C) tmin(C) vp(Pa)\n"
+HEADER = ("  44.82\n 133.00\n 587675987\n"
+          "Year Mnth Day Hr dayl(s) prcp(mm/day) srad(W/m2) swe(mm) tmax(C) tmin(C) vp(Pa)\n")
 FORCING = "2000 01 {:02d} 12\t31185.97\t0.00\t189.56\t0.00\t-2.36\t-14.36\t202.51\n"
 FLOW = {True: "01022500 2000 01 {:02d}  -999.00 M\n", False: "01022500 2000 01 {:02d}   255.00 A\n"}
 

@@ -14,6 +14,7 @@ from stages.repository import validate_table
 from stages.sources import fluxnet_ch4
 from stages.sources.fluxnet_ch4 import Params, RawFormatError
 from stages.sources.fluxnet_ch4_columns import describe, describe_unknown
+from stages.tables import collect
 
 REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
 FLUXNET = REALDATA / "fluxnet_ch4"
@@ -73,7 +74,7 @@ def test_real_column_names_follow_the_unit_rules():
 
 @needs_real
 def test_read_yields_sorted_valid_tables_for_the_real_folder():
-    tables = {t.name: t for t in fluxnet_ch4.read(FLUXNET, Params())}
+    tables = collect(fluxnet_ch4.read(FLUXNET, Params()))
     assert list(tables) == ["sites", "daily", "halfhourly", "quarantine"]
     for table in tables.values():
         validate_table(table)
@@ -134,7 +135,7 @@ def test_real_ameriflux_base_in_local_standard_time_and_through_read(tmp_path):
     assert local["timestamp_start"].iloc[0] == pd.Timestamp("2011-01-01 00:00")
     with pytest.raises(RawFormatError, match="no UTC offset for site US-CRT"):
         list(fluxnet_ch4.read(AMERIFLUX, Params()))
-    tables = {t.name: t for t in fluxnet_ch4.read(AMERIFLUX, Params(utc_offsets_h={"US-CRT": -5}))}
+    tables = collect(fluxnet_ch4.read(AMERIFLUX, Params(utc_offsets_h={"US-CRT": -5})))
     for table in tables.values():
         validate_table(table)
     sites = tables["sites"].frame.iloc[0]

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from stages.sources import fluxnet_ch4
 from stages.sources.fluxnet_ch4 import Params, RawFormatError
+from stages.tables import collect
 
 # --- malformed inputs, written to tmp_path --------------------------------------------------------
 
@@ -117,7 +118,7 @@ def test_unknown_variables_are_kept_or_raise_per_params(tmp_path):
     write(tmp_path, DD_NAME, lines)
     kept = fluxnet_ch4.read_daily(tmp_path, "US-Abc")
     assert kept["foo_bar"].isna().all()
-    tables = {t.name: t for t in fluxnet_ch4.read(tmp_path, Params())}
+    tables = collect(fluxnet_ch4.read(tmp_path, Params()))
     assert tables["daily"].units["foo_bar"] == "unknown"
     error = daily_error(tmp_path, lines, unknown_columns="raise")
     assert (error.line, error.problem) == (1, "unknown variable 'FOO_BAR' (its base name is not in the "
@@ -158,7 +159,7 @@ def test_hourly_rows_in_an_hh_file_are_read_with_a_60_minute_step(tmp_path):
     hourly = [HH[0], "201801010000,201801010100,1,1,1,1,1,1", "201801010100,201801010200,2,2,2,2,2,1"]
     write(tmp_path, HH_NAME, hourly)
     write(tmp_path, "FLX_AA-Flx_CH4-META_20201112135337801132.csv", META)
-    tables = {t.name: t.frame for t in fluxnet_ch4.read(tmp_path, Params())}
+    tables = {n: t.frame for n, t in collect(fluxnet_ch4.read(tmp_path, Params())).items()}
     sites = tables["sites"].iloc[0]
     assert sites[["site_id", "subdaily_step_min", "n_subdaily", "utc_offset_h"]].tolist() == [
         "US-ABC", 60, 2, -8]
@@ -172,9 +173,9 @@ def test_hourly_rows_in_an_hh_file_are_read_with_a_60_minute_step(tmp_path):
 def test_utc_offsets_come_from_params_before_the_metadata_file(tmp_path):
     write(tmp_path, HH_NAME, HH)
     write(tmp_path, "meta/FLX_AA-Flx_CH4-META_20201112135337801132.csv", META)
-    tables = {t.name: t for t in fluxnet_ch4.read(tmp_path, Params(utc_offsets_h={"us-abc": -7}))}
+    tables = collect(fluxnet_ch4.read(tmp_path, Params(utc_offsets_h={"us-abc": -7})))
     assert tables["halfhourly"].frame["timestamp_start"].iloc[0] == pd.Timestamp("2018-01-01 07:00", tz="UTC")
-    local = {t.name: t for t in fluxnet_ch4.read(tmp_path, Params(time_reference="local_standard"))}
+    local = collect(fluxnet_ch4.read(tmp_path, Params(time_reference="local_standard")))
     assert local["halfhourly"].frame["timestamp_start"].iloc[0] == pd.Timestamp("2018-01-01 00:00")
     assert local["halfhourly"].units["timestamp_start"] == "local standard time"
     assert local["sites"].frame["utc_offset_h"].tolist() == [-8.0]
@@ -187,7 +188,7 @@ def test_quarantine_keeps_the_other_files_and_records_the_bad_one(tmp_path):
     write(tmp_path, "FLX_AA-Flx_CH4-META_20201112135337801132.csv", META)
     with pytest.raises(RawFormatError, match="duplicated TIMESTAMP_START"):
         list(fluxnet_ch4.read(tmp_path, Params()))
-    tables = {t.name: t.frame for t in fluxnet_ch4.read(tmp_path, Params(on_error="quarantine"))}
+    tables = {n: t.frame for n, t in collect(fluxnet_ch4.read(tmp_path, Params(on_error="quarantine"))).items()}
     assert tables["quarantine"].to_dict("records") == [
         {"file": str(bad), "line": 3, "problem": "duplicated TIMESTAMP_START 201801010000 (first at line 2)"}]
     assert tables["daily"]["site_id"].unique().tolist() == ["DE-Xyz", "US-ABC"]
@@ -201,7 +202,7 @@ def test_missing_utc_offset_is_an_error_or_a_quarantine_entry(tmp_path):
         list(fluxnet_ch4.read(tmp_path, Params()))
     assert caught.value.path == str(path) and caught.value.line is None
     assert caught.value.problem.startswith("no UTC offset for site US-Abc: give UTC_OFFSET")
-    tables = {t.name: t.frame for t in fluxnet_ch4.read(tmp_path, Params(on_error="quarantine"))}
+    tables = {n: t.frame for n, t in collect(fluxnet_ch4.read(tmp_path, Params(on_error="quarantine"))).items()}
     assert len(tables["quarantine"]) == 1 and len(tables["sites"]) == 0
 
 
@@ -219,7 +220,7 @@ def test_file_name_problems(tmp_path):
     write(tmp_path, "FLX_US-Abc_FLUXNET-CH4_MM_2018-2018_1-1.csv", "not read")  # monthly: skipped
     write(tmp_path, DD_NAME, DD)
     second = write(tmp_path, "copy/" + DD_NAME.split("/")[1].replace("US-Abc", "US-ABC"), DD)
-    tables = {t.name: t.frame for t in fluxnet_ch4.read(tmp_path, Params(on_error="quarantine"))}
+    tables = {n: t.frame for n, t in collect(fluxnet_ch4.read(tmp_path, Params(on_error="quarantine"))).items()}
     assert tables["quarantine"]["file"].tolist() == [str(second)]
     assert tables["quarantine"]["problem"].iloc[0].startswith("a second daily file for site US-ABC")
     assert tables["sites"]["site_id"].tolist() == ["US-Abc"]
@@ -258,15 +259,15 @@ def test_sites_stack_in_code_order_but_raise_reports_the_first_bad_file_by_name(
     for site in ("US-Aaz", "US-AB1"):  # case-folded "us-aaz" < "us-ab1", but "US-AB1" < "US-Aaz"
         write(tmp_path, HH_NAME.replace("US-Abc", site), HH)
     params = Params(time_reference="local_standard")
-    frame = {t.name: t.frame for t in fluxnet_ch4.read(tmp_path, params)}["halfhourly"]
+    frame = {n: t.frame for n, t in collect(fluxnet_ch4.read(tmp_path, params)).items()}["halfhourly"]
     assert frame["site_id"].tolist() == ["US-AB1"] * 3 + ["US-Aaz"] * 3
     for site in ("US-Aaz", "US-AB1"):
         bad = write(tmp_path, HH_NAME.replace("US-Abc", site), [HH[0], HH[1], HH[1]])
     with pytest.raises(RawFormatError) as caught:
         list(fluxnet_ch4.read(tmp_path, params))
     assert caught.value.path == str(bad).replace("US-AB1", "US-Aaz") and caught.value.line == 3
-    tables = {t.name: t.frame for t in fluxnet_ch4.read(tmp_path, Params(time_reference="local_standard",
-                                                                           on_error="quarantine"))}
+    tables = {n: t.frame for n, t in collect(fluxnet_ch4.read(tmp_path, Params(time_reference="local_standard",
+                                                                           on_error="quarantine"))).items()}
     assert [Path(f).name[4:10] for f in tables["quarantine"]["file"]] == ["US-AB1", "US-Aaz"]
 
 

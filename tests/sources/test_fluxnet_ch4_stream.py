@@ -13,7 +13,7 @@ from stages.sources import fluxnet_ch4
 from stages.sources import fluxnet_ch4_stream as stream
 from stages.sources.fluxnet_ch4 import Params
 from stages.synthesize import fluxnet_ch4 as generator
-from stages.tables import collect
+from stages.tables import StreamedTables, collect
 
 ROWS = 17520 + 8760 + 17520  # DE-VqS, MY-UzR (hourly), US-SFC: 2018 (seed 42, 3 sites)
 
@@ -25,12 +25,16 @@ def raw(tmp_path_factory) -> Path:
     return root
 
 
-def halfhourly(raw: Path, params: Params) -> stream.StreamedTable:
-    return next(t for t in fluxnet_ch4.read(raw, params) if t.name == "halfhourly")
+def halfhourly(raw: Path, params: Params) -> StreamedTables:
+    return next(t for t in fluxnet_ch4.read(raw, params) if isinstance(t, StreamedTables))
+
+
+def as_frame(item: StreamedTables) -> pd.DataFrame:
+    return collect([item])["halfhourly"].frame
 
 
 def test_small_row_groups_cut_sites_and_add_up_to_the_whole_table(raw, tmp_path, monkeypatch):
-    whole = halfhourly(raw, Params()).frame
+    whole = as_frame(halfhourly(raw, Params()))
     monkeypatch.setattr(stream, "ROW_GROUP_ROWS", 10_000)
     item = halfhourly(raw, Params())
     first = [chunk["halfhourly"] for chunk in item.chunks]  # the kept first batch, then re-read ones
@@ -45,11 +49,12 @@ def test_small_row_groups_cut_sites_and_add_up_to_the_whole_table(raw, tmp_path,
     assert whole["site_id"].unique().tolist() == ["DE-VqS", "MY-UzR", "US-SFC"]
 
 
-def test_the_stream_reads_as_a_table_too(raw):
+def test_the_stream_declares_its_table_and_collects_whole(raw):
     item = halfhourly(raw, Params(time_reference="local_standard"))
-    assert (item.name, item.keys) == ("halfhourly", ("site_id", "timestamp_start"))
-    assert item.units["timestamp_start"] == "local standard time" and item.units["fch4_nmol_m2_s"] == "nmol/m2/s"
-    frame = item.frame
-    assert len(frame) == ROWS and list(frame.columns) == list(item.streams[0].template.columns)
+    table = item.streams[0]
+    assert (table.name, table.keys) == ("halfhourly", ("site_id", "timestamp_start"))
+    assert table.units["timestamp_start"] == "local standard time" and table.units["fch4_nmol_m2_s"] == "nmol/m2/s"
+    frame = as_frame(item)
+    assert len(frame) == ROWS and list(frame.columns) == list(table.template.columns)
     assert str(frame["timestamp_start"].dtype) == "datetime64[ns]" and str(frame["fch4_f_annoptlm_qc"].dtype) == "Int8"
-    pd.testing.assert_frame_equal(collect([item])["halfhourly"].frame, frame)
+    pd.testing.assert_frame_equal(as_frame(item), frame)  # the chunks can be read again

@@ -14,8 +14,8 @@ from scipy.stats import spearmanr
 from stages.sources import camels_us as reader
 from stages.synthesize import camels_us
 from stages.synthesize.camels_us import Params
-from stages.tables import collect
 from stages.synthesize.camels_us_basins import FILE_COLUMNS
+from stages.tables import collect
 
 REAL_ATTRIBUTES = (
     Path(__file__).resolve().parents[2].parent / "shared" / "realdata" / "camels_us"

@@ -15,6 +15,7 @@ from stages.sources import fluxnet_ch4 as reader
 from stages.synthesize import fluxnet_ch4
 from stages.synthesize.fluxnet_ch4 import Params
 from stages.synthesize.fluxnet_ch4_sites import META_NAME, draw_sites
+from stages.tables import collect
 
 REAL = Path(__file__).resolve().parents[2].parent / "shared" / "realdata" / "fluxnet_ch4"
 TINY = Params(n_sites=3, first_year=2018, last_year=2018)
@@ -27,7 +28,7 @@ def files(root: Path) -> dict[str, bytes]:
 
 
 def read(root: Path, **params) -> dict[str, pd.DataFrame]:
-    return {t.name: t.frame for t in reader.read(root, reader.Params(**params))}
+    return {n: t.frame for n, t in collect(reader.read(root, reader.Params(**params))).items()}
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +83,7 @@ def test_daily_columns_come_in_the_real_files_order(tiny):
 
 
 def test_tiny_files_parse_into_valid_tables(tiny):
-    tables = {t.name: t for t in reader.read(tiny, reader.Params())}
+    tables = collect(reader.read(tiny, reader.Params()))
     for table in tables.values():
         validate_table(table)
     sites, daily, halfhourly = (tables[n].frame for n in ("sites", "daily", "halfhourly"))
