@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from scibench_testing.domains import TINY_IMAGERY, align_domain, repository_bytes, synthesize_and_ingest
+from scibench_testing.domains import TINY_IMAGERY, align_domain, synthesize_and_ingest
+from scibench_testing.files import folder_bytes
 
 from stages.domains import camels
 from stages.sources import imagery
@@ -69,7 +70,7 @@ def test_a_basin_reads_a_square_of_its_area_around_the_gauge(built):
 def test_aligning_twice_gives_byte_identical_files(built):
     root, _, _ = built
     align_domain("camels", ["camels_us", "imagery"], root, name="again")
-    assert repository_bytes(root / "repositories" / "again") == repository_bytes(root / "repositories" / "camels")
+    assert folder_bytes(root / "repositories" / "again") == folder_bytes(root / "repositories" / "camels")
 
 
 def test_entity_key_is_the_gauge_id():

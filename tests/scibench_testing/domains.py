@@ -28,8 +28,3 @@ def align_domain(domain: str, sources: list[str], root: Path, name: str | None =
     out = root / "repositories" / (name or domain)
     manifest = align(domain, sources, root / "sources", out)
     return {table: read_table(out, table) for table in manifest["tables"]} | {"_manifest": read_manifest(out)}
-
-
-def repository_bytes(folder: Path) -> dict[str, bytes]:
-    """Every file of a repository folder, for byte-for-byte comparisons."""
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}

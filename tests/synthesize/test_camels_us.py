@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from pydantic import ValidationError
+from scibench_testing.files import folder_bytes
 from scipy.stats import spearmanr
 
 from stages.sources import camels_us as reader
@@ -25,11 +26,6 @@ TINY = Params(n_basins=8, first_year=2000, last_year=2002)
 DEFAULT = Params(n_basins=20, first_year=2000, last_year=2009)
 FORCING_ROW = re.compile(r"\d{4} \d{2} \d{2} 12(\t-?\d+\.\d{2}){7}")
 FLOW_ROW = re.compile(r"\d{8} \d{4} \d{2} \d{2} ( *-?\d+\.\d{2}) (A|A:e|M)")  # " %8.2f" in the real
-
-
-def files(root: Path) -> dict[str, bytes]:
-    paths = sorted(p for p in root.rglob("*") if p.is_file())
-    return {str(p.relative_to(root)): p.read_bytes() for p in paths}
 
 
 def tables(root: Path) -> dict[str, pd.DataFrame]:
@@ -51,7 +47,7 @@ def default(tmp_path_factory) -> dict[str, pd.DataFrame]:
 
 
 def test_tiny_files_are_in_the_native_layout(tiny):
-    names = files(tiny)
+    names = folder_bytes(tiny)
     forcing = [n for n in names if n.startswith("basin_mean_forcing/")]
     flows = [n for n in names if n.startswith("usgs_streamflow/")]
     assert len(forcing) == len(flows) == 8 and len(names) == 8 + 8 + 7
@@ -103,10 +99,10 @@ def test_tiny_files_parse_with_the_readers(tiny):
 
 def test_same_seed_gives_identical_bytes_and_another_seed_differs(tmp_path, tiny):
     camels_us.write(tmp_path / "again", TINY)
-    assert files(tmp_path / "again") == files(tiny)
+    assert folder_bytes(tmp_path / "again") == folder_bytes(tiny)
     camels_us.write(tmp_path / "other", TINY.model_copy(update={"seed": 7}))
-    other = files(tmp_path / "other")
-    assert other != files(tiny)
+    other = folder_bytes(tmp_path / "other")
+    assert other != folder_bytes(tiny)
 
 
 def test_gaps_are_written_as_sentinels_and_read_as_null(tiny):

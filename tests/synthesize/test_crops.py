@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from pydantic import ValidationError
+from scibench_testing.files import folder_bytes
 
 from stages.sources import crops as reader
 from stages.synthesize import crops
@@ -25,10 +26,6 @@ HEADERS = {  # FORMATS.md section 2.2, as in the real files
     "fpar": "crop_name,adm_id,date,fpar", "ndvi": "crop_name,adm_id,date,ndvi",
     "soil": "crop_name,adm_id,awc,bulk_density,drainage_class", "crop_calendar": "crop_name,adm_id,sos,eos",
 }
-
-
-def files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def tables(root: Path) -> dict[str, pd.DataFrame]:
@@ -50,7 +47,7 @@ def mid(tmp_path_factory) -> tuple[dict[str, pd.DataFrame], dict]:
 
 
 def test_tiny_files_are_in_both_native_layouts(tiny):
-    names = files(tiny)
+    names = folder_bytes(tiny)
     assert sorted(names) == sorted([f"maize/US/{s}_maize_US.csv" for s in SOURCES]
                                    + ["khaki/corn_samples.csv", "khaki/Corn_Loc_ID.csv", "_truth.json"])
     for source in SOURCES:
@@ -100,9 +97,9 @@ def test_khaki_weekly_weather_is_the_weekly_mean_of_the_daily_meteo(tiny):
 
 def test_same_seed_gives_identical_bytes_and_another_seed_differs(tmp_path, tiny):
     crops.write(tmp_path / "again", TINY)
-    assert files(tmp_path / "again") == files(tiny)
+    assert folder_bytes(tmp_path / "again") == folder_bytes(tiny)
     crops.write(tmp_path / "other", TINY.model_copy(update={"seed": 7}))
-    assert files(tmp_path / "other") != files(tiny)
+    assert folder_bytes(tmp_path / "other") != folder_bytes(tiny)
 
 
 def test_ndvi_is_unsorted_on_disk_with_fills_read_as_counted_nulls(tmp_path):

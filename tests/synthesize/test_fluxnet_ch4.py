@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from pydantic import ValidationError
+from scibench_testing.files import folder_bytes
 
 from stages.repository import validate_table
 from stages.sources import fluxnet_ch4 as reader
@@ -21,10 +22,6 @@ REAL = Path(__file__).resolve().parents[2].parent / "shared" / "realdata" / "flu
 TINY = Params(n_sites=3, first_year=2018, last_year=2018)
 MEDIUM = Params(n_sites=10, first_year=2018, last_year=2018)
 NUMBER = re.compile(r"-?\d+(\.\d+)?(e-\d\d)?")
-
-
-def files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def read(root: Path, **params) -> dict[str, pd.DataFrame]:
@@ -46,7 +43,7 @@ def medium(tmp_path_factory) -> dict[str, pd.DataFrame]:
 
 
 def test_tiny_files_are_in_the_native_layout(tiny):
-    names = files(tiny)
+    names = folder_bytes(tiny)
     assert len(names) == 1 + 3 * 2 and META_NAME in names
     data = [n for n in names if n != META_NAME]
     for name in data:
@@ -176,9 +173,9 @@ def test_methane_peaks_in_the_early_afternoon(medium):
 
 def test_same_seed_gives_identical_bytes_and_another_seed_differs(tmp_path, tiny):
     fluxnet_ch4.write(tmp_path / "again", TINY)
-    assert files(tmp_path / "again") == files(tiny)
+    assert folder_bytes(tmp_path / "again") == folder_bytes(tiny)
     fluxnet_ch4.write(tmp_path / "other", TINY.model_copy(update={"seed": 7}))
-    assert files(tmp_path / "other") != files(tiny)
+    assert folder_bytes(tmp_path / "other") != folder_bytes(tiny)
 
 
 def test_format_floats_matches_python_repr():

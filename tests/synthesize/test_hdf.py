@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from pydantic import ValidationError
+from scibench_testing.files import folder_bytes
 from scipy.stats import spearmanr
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
@@ -22,10 +23,6 @@ from stages.synthesize.hdf import Params
 TINY = Params(n_lat=8, n_lon=8, n_days=30, n_features=60, n_barcodes=40)
 YEAR = Params(n_lat=24, n_lon=24, n_days=365, n_features=400, n_barcodes=300)
 FILES = [hdf.V2_FILE, hdf.V3_FILE, hdf.NETCDF_FILE]
-
-
-def files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def wide(grid: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -49,7 +46,7 @@ def year(tmp_path_factory) -> dict[str, pd.DataFrame]:
 
 
 def test_tiny_writes_the_three_native_files(tiny):
-    assert sorted(files(tiny)) == sorted(FILES)
+    assert sorted(folder_bytes(tiny)) == sorted(FILES)
     for name in FILES:
         assert (tiny / name).read_bytes()[:8] == b"\x89HDF\r\n\x1a\n"
     with netCDF4.Dataset(tiny / hdf.NETCDF_FILE) as nc:
@@ -65,10 +62,10 @@ def test_tiny_writes_the_three_native_files(tiny):
 
 def test_same_seed_same_bytes_other_seed_differs(tmp_path, tiny):
     hdf.write(tmp_path / "again", TINY)
-    assert files(tmp_path / "again") == files(tiny)
+    assert folder_bytes(tmp_path / "again") == folder_bytes(tiny)
     hdf.write(tmp_path / "other", TINY.model_copy(update={"seed": 7}))
-    other = files(tmp_path / "other")
-    assert all(other[name] != files(tiny)[name] for name in FILES)
+    other = folder_bytes(tmp_path / "other")
+    assert all(other[name] != folder_bytes(tiny)[name] for name in FILES)
 
 
 def test_tiny_ingests_into_valid_deterministic_tables(tmp_path, tiny):
@@ -78,7 +75,7 @@ def test_tiny_ingests_into_valid_deterministic_tables(tmp_path, tiny):
     rows = {name: entry["rows"] for name, entry in manifests[0]["tables"].items()}
     assert rows["grid"] == 7 * 30 * 64 and rows["cells"] == 64 and rows["quarantine"] == 0
     assert rows["features"] == 60 + 2 * 15 and rows["barcodes"] == 40 + 20
-    assert files(tmp_path / "1") == files(tmp_path / "2")
+    assert folder_bytes(tmp_path / "1") == folder_bytes(tmp_path / "2")
 
 
 def test_ocean_cells_are_null_and_land_cells_complete(tiny):

@@ -11,6 +11,7 @@ import pytest
 import rasterio
 from pydantic import ValidationError
 from rasterio.warp import transform as transform_points
+from scibench_testing.files import folder_bytes
 from scipy.stats import spearmanr
 
 from stages.sources import imagery as reader
@@ -24,10 +25,6 @@ COARSE = Params(pixel_m=8000, tile_px=128)  # the default profile's grid at half
 DATES = ["20200115", "20200415", "20200715", "20201015"]
 POINTS = {f"p{i:02d}": (lon, lat) for i, (lon, lat) in enumerate(  # a lon/lat lattice over CONUS
     (lon, lat) for lon in range(-120, -70, 5) for lat in (32, 37, 42, 46))}
-
-
-def files(root: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(root.iterdir())}
 
 
 def mosaic(root: Path, grid: MosaicGrid, layer: str) -> np.ndarray:
@@ -63,7 +60,7 @@ def test_tiny_mosaic_is_a_regular_grid_of_named_tiles_that_reads_cleanly(tiny):
     grid = MosaicGrid.of(TINY)
     assert (grid.n_rows, grid.n_cols, grid.left, grid.top) == (3, 5, -2_400_000.0, 3_200_000.0)
     ids = [f"r{r:02d}c{c:02d}" for r in range(3) for c in range(5)]
-    assert sorted(files(tiny)) == sorted([f"{t}_relief.tif" for t in ids] + [f"{t}_ndvi_{d}.tif" for t in ids
+    assert sorted(folder_bytes(tiny)) == sorted([f"{t}_relief.tif" for t in ids] + [f"{t}_ndvi_{d}.tif" for t in ids
                                                                               for d in DATES])
     read = {t.name: t.frame for t in reader.read(tiny, reader.Params())}
     assert len(read["quarantine"]) == 0 and len(read["files"]) == 75
@@ -88,9 +85,9 @@ def test_tiny_mosaic_is_a_regular_grid_of_named_tiles_that_reads_cleanly(tiny):
 
 def test_same_seed_gives_identical_bytes_and_another_seed_differs(tmp_path, tiny):
     imagery.write(tmp_path / "again", TINY)
-    assert files(tmp_path / "again") == files(tiny)
+    assert folder_bytes(tmp_path / "again") == folder_bytes(tiny)
     imagery.write(tmp_path / "other", TINY.model_copy(update={"seed": 7}))
-    assert files(tmp_path / "other") != files(tiny)
+    assert folder_bytes(tmp_path / "other") != folder_bytes(tiny)
 
 
 def test_no_tiff_datetime_and_no_side_cars(tiny):

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from pydantic import ValidationError
+from scibench_testing.files import folder_bytes
 from sklearn.linear_model import LinearRegression
 
 from stages.sources import molecules as reader
@@ -30,10 +31,6 @@ QUARANTINED = [
     (124, "record 7: truncated, the file ends at line 124 inside the molfile (no 'M  END'), without"
           " the closing '$$$$'"),
 ]
-
-
-def files(root: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(root.iterdir())}
 
 
 def tables(root: Path, params: reader.Params = READ) -> dict[str, pd.DataFrame]:
@@ -64,7 +61,7 @@ def default(tmp_path_factory) -> dict[str, pd.DataFrame]:
 
 
 def test_tiny_files_are_native_sdf_and_smiles(tiny):
-    names = files(tiny)
+    names = folder_bytes(tiny)
     assert list(names) == ["invalid_records.sdf", "molecules.sdf", "molecules_subset.smi"]
     text = names["molecules.sdf"].decode("utf-8")
     records = text.split("$$$$\n")
@@ -85,17 +82,17 @@ def test_tiny_files_are_native_sdf_and_smiles(tiny):
 
 def test_same_params_give_identical_bytes_and_smaller_files_are_prefixes(tmp_path, tiny):
     molecules.write(tmp_path / "again", TINY)
-    assert files(tmp_path / "again") == files(tiny)
+    assert folder_bytes(tmp_path / "again") == folder_bytes(tiny)
     molecules.write(tmp_path / "more", Params(n_molecules=60))
-    assert files(tmp_path / "more")["molecules.sdf"].startswith(files(tiny)["molecules.sdf"])
+    assert folder_bytes(tmp_path / "more")["molecules.sdf"].startswith(folder_bytes(tiny)["molecules.sdf"])
     molecules.write(tmp_path / "other", Params(n_molecules=50, seed=7))
-    assert files(tmp_path / "other")["molecules.sdf"] != files(tiny)["molecules.sdf"]
+    assert folder_bytes(tmp_path / "other")["molecules.sdf"] != folder_bytes(tiny)["molecules.sdf"]
 
 
 def test_reader_keeps_every_generated_molecule_and_quarantines_the_bad_records(tiny):
     result = tables(tiny)
     counts = result["molecules"].groupby("source_file").size().to_dict()
-    subset_rows = len(files(tiny)["molecules_subset.smi"].decode().splitlines()) - 2
+    subset_rows = len(folder_bytes(tiny)["molecules_subset.smi"].decode().splitlines()) - 2
     assert counts == {"invalid_records.sdf": 2, "molecules.sdf": 50, "molecules_subset.smi": subset_rows}
     assert subset_rows > 0
     quarantine = result["quarantine"]

@@ -1,0 +1,10 @@
+"""Every file under a folder, for byte-for-byte determinism checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def folder_bytes(root: Path) -> dict[str, bytes]:
+    """`relative/posix/path -> bytes` of every file under `root`, in sorted order."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
