@@ -57,9 +57,8 @@ class SourceTables(Mapping):
     def __getitem__(self, name: str):
         if name == "_manifest":
             return self.manifest
-        if name not in self.manifest["tables"]:
-            raise KeyError(f"{self.folder}: no table {name!r}")
         if name not in self._frames:
+            self._entry(name)
             self._frames[name] = read_table(self.folder, name)
         return self._frames[name]
 
@@ -71,9 +70,7 @@ class SourceTables(Mapping):
 
     def path(self, name: str) -> Path:
         """The table's Parquet file, for readers that go through it row group by row group."""
-        if name not in self.manifest["tables"]:
-            raise KeyError(f"{self.folder}: no table {name!r}")
-        return self.folder / self.manifest["tables"][name]["file"]
+        return self.folder / self._entry(name)["file"]
 
     def columns(self, name: str, columns: list[str]) -> pd.DataFrame:
         """Some columns of a table, read without loading the rest."""
@@ -81,9 +78,13 @@ class SourceTables(Mapping):
 
     def copy(self, name: str, as_name: str | None = None) -> CopiedTable:
         """The table, to be written unchanged into another folder (as `as_name`)."""
+        self._entry(name)
+        return CopiedTable(as_name or name, self.folder, name)
+
+    def _entry(self, name: str) -> dict:
         if name not in self.manifest["tables"]:
             raise KeyError(f"{self.folder}: no table {name!r}")
-        return CopiedTable(as_name or name, self.folder, name)
+        return self.manifest["tables"][name]
 
 
 def validate_table(table: Table) -> None:
