@@ -30,6 +30,19 @@ MANIFEST = "manifest.json"
 PARQUET_OPTIONS = {"compression": "zstd", "write_statistics": True}
 
 
+def parquet_options(schema: pa.Schema) -> dict[str, Any]:
+    """Writer options: zstd, statistics, dictionary encoding for text columns only.
+
+    Measurement values (floats above all) rarely repeat: dictionary-encoding them costs about as
+    much time as the compression and gives a larger file than plain values under zstd
+    (FLUXNET-CH4 half-hourly, 57 columns: 1.7x the encoding time, 1.12x the bytes).
+    """
+    text = [field.name for field in schema
+            if pa.types.is_string(field.type) or pa.types.is_large_string(field.type)
+            or pa.types.is_dictionary(field.type)]
+    return PARQUET_OPTIONS | {"use_dictionary": text}
+
+
 class RepositoryError(ValueError):
     """A table or folder breaks the repository contract; the message names table and problem."""
 
@@ -146,7 +159,7 @@ def sort_table(table: Table) -> Table:
 def write_parquet(frame: pd.DataFrame, path: Path) -> None:
     """Write a frame to Parquet deterministically (no index, zstd)."""
     arrow = pa.Table.from_pandas(frame, preserve_index=False)
-    pq.write_table(arrow, path, **PARQUET_OPTIONS)
+    pq.write_table(arrow, path, **parquet_options(arrow.schema))
 
 
 def write_tables(out_dir: Path, tables: Iterable[Table | StreamedTables | CopiedTable],
@@ -179,7 +192,8 @@ def _write_streams(out_dir: Path, item: StreamedTables) -> dict[str, dict]:
     rows, last = dict.fromkeys(schemas, 0), dict.fromkeys(schemas)
     for stream in item.streams:
         validate_columns(stream.name, [str(c) for c in stream.template.columns], stream.keys, stream.units)
-    writers = {name: pq.ParquetWriter(partials[name], schema, **PARQUET_OPTIONS) for name, schema in schemas.items()}
+    writers = {name: pq.ParquetWriter(partials[name], schema, **parquet_options(schema))
+               for name, schema in schemas.items()}
     try:
         for chunk in item.chunks:
             for stream in item.streams:

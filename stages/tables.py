@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +49,33 @@ class StreamedTables:
 
     streams: tuple[TableStream, ...]
     chunks: Iterable[dict[str, pa.Table]]
+
+
+class LiveChunks:
+    """Chunks produced while they are consumed, by a reader that goes on once they are.
+
+    They can be iterated once, before the reader yields its next item; iterating them after that
+    (e.g. after `list(read(...))`) raises instead of giving an empty or partial table.
+    """
+
+    def __init__(self, chunks: Iterator[dict[str, pa.Table]], what: str):
+        """`chunks` (a generator, closed by `close`); `what` names the table in errors."""
+        self._chunks, self._what = chunks, what
+        self._state = "fresh"
+
+    def __iter__(self) -> Iterator[dict[str, pa.Table]]:
+        """The chunks, once."""
+        if self._state != "fresh":
+            raise RuntimeError(f"the {self._what} stream was {self._state}: consume each StreamedTables"
+                               " before taking the reader's next item (write_tables and collect do)")
+        self._state = "already read"
+        return self._chunks
+
+    def close(self) -> None:
+        """The reader has moved on: stop the producer, refuse later iteration."""
+        if self._state == "fresh":
+            self._state = "left unread when the reader moved on"
+        self._chunks.close()
 
 
 def collect(items: Iterable[Table | StreamedTables]) -> dict[str, Table]:

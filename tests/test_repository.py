@@ -31,6 +31,16 @@ def test_written_tables_round_trip_with_units_and_hashes(tmp_path: Path):
     verify_hashes(tmp_path)
 
 
+def test_only_text_columns_are_dictionary_encoded(tmp_path: Path):
+    frame = pd.DataFrame({"gauge_id": pd.array(["a", "a", "b"], dtype="string"), "day": [1, 2, 1],
+                          "q_mm": [0.5, 0.5, 0.5]})
+    write_tables(tmp_path, [Table("daily", frame, ("gauge_id", "day"), {"q_mm": "mm/d"})], {})
+    group = pq.ParquetFile(tmp_path / "daily.parquet").metadata.row_group(0)
+    encodings = {group.column(i).path_in_schema: group.column(i).encodings for i in range(group.num_columns)}
+    assert "RLE_DICTIONARY" in encodings["gauge_id"]
+    assert not any("DICTIONARY" in e for column in ("day", "q_mm") for e in encodings[column])
+
+
 def test_writing_twice_gives_identical_bytes(tmp_path: Path):
     write_tables(tmp_path / "one", [sort_table(entities())], {})
     write_tables(tmp_path / "two", [sort_table(entities())], {})

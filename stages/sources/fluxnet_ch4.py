@@ -36,7 +36,6 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from stages.prefetch import ordered_map
 from stages.sources import fluxnet_ch4_series as series
 from stages.sources.fluxnet_ch4_files import (
     METADATA_UNITS,
@@ -45,9 +44,9 @@ from stages.sources.fluxnet_ch4_files import (
     find_site_files,
     read_site_metadata,
 )
-from stages.sources.fluxnet_ch4_jobs import KINDS, FileJob, attempt, file_jobs, first_in_named_order
+from stages.sources.fluxnet_ch4_jobs import FileJob, FileScan, file_jobs
 from stages.sources.fluxnet_ch4_stack import Stacker
-from stages.sources.fluxnet_ch4_stream import FirstBatch, halfhourly_stream
+from stages.sources.fluxnet_ch4_stream import halfhourly_stream
 from stages.tables import RawFormatError, StreamedTables, Table, quarantine_table
 
 CITATION = (
@@ -86,13 +85,13 @@ class Params(BaseModel):
 
 
 def read(raw_dir: Path, params: Params) -> Iterator[Table | StreamedTables]:
-    """Yield the `sites`, `daily`, `halfhourly` (streamed) and `quarantine` tables.
+    """Yield the `halfhourly` (streamed), `daily`, `sites` and `quarantine` tables.
 
-    With `on_error="quarantine"` a bad file is left out (its site keeps its other file) and its
-    error goes to the quarantine table; errors in the site metadata file always propagate. Every
-    file is parsed and checked before the first table is yielded, each while the next is parsed;
-    daily rows are stacked then; of the half-hourly rows the first batch is kept, the others are
-    re-read batch by batch as they are written (see `fluxnet_ch4_stream`).
+    Every file is read once, in stacking order, as the half-hourly rows are written (see
+    `fluxnet_ch4_stream`); daily rows are stacked on the way, and the tables that need every file
+    come after the stream. With `on_error="quarantine"` a bad file is left out (its site keeps its
+    other file) and its error goes to the quarantine table; errors in the site metadata file
+    always propagate, before anything is yielded.
     """
     files, errors = find_site_files(raw_dir)
     if errors and params.on_error == "raise":
@@ -102,27 +101,16 @@ def read(raw_dir: Path, params: Params) -> Iterator[Table | StreamedTables]:
     offsets = _offsets(metadata, params)
     jobs = file_jobs(files, {key: known.get(key, site.site) for key, site in files.items()})
     daily = Stacker(TIME_NAMES["daily"], sum(job.size for job in jobs if job.kind == "daily"))
-    parsed: dict[str, dict[str, series.SiteSeries]] = {kind: {} for kind in KINDS}
-    passed: list[FileJob] = []
-    first = FirstBatch()
     read_one = partial(_read_file, offsets=offsets, params=params)
-    for job, result in zip(jobs, ordered_map(partial(attempt, read_one), jobs, workers=1, ahead=1), strict=True):
-        if isinstance(result, RawFormatError):
-            if params.on_error == "raise":
-                raise first_in_named_order(result, job, jobs, read_one)
-            errors.append(result)
-            continue
-        if job.kind == "daily":
-            daily.add(job.site_id, result, job.size)
-        else:
-            first.offer(job, result)  # the other rows are re-read as they are written
-            passed.append(job)
-        parsed[job.kind][job.site_id] = result
+    scan = FileScan(jobs, read_one, daily, errors, raise_errors=params.on_error == "raise")
     time_unit = TIME_UNITS[params.time_reference]
-    yield _sites_table(files, known, parsed["daily"], parsed["subdaily"], metadata, offsets, time_unit)
-    frame = daily.frame()
-    yield Table("daily", frame, ("site_id", "date"), daily.units | {"date": "local standard date"})
-    yield halfhourly_stream(passed, parsed["subdaily"], read_one, time_unit, first)
+    halfhourly = halfhourly_stream(scan, _declared_columns(jobs, offsets, params),
+                                   params.time_reference == "utc", time_unit)
+    yield halfhourly
+    halfhourly.chunks.close()  # a consumer that left the stream early: stop its thread before reading on
+    scan.finish()
+    yield Table("daily", daily.frame(), ("site_id", "date"), daily.units | {"date": "local standard date"})
+    yield _sites_table(files, known, scan.parsed["daily"], scan.parsed["subdaily"], metadata, offsets, time_unit)
     yield quarantine_table(errors)
 
 
@@ -172,6 +160,20 @@ def _read_file(job: FileJob, offsets: dict[str, float], params: Params) -> serie
                              " time_reference=local_standard")
     applied = offset if params.time_reference == "utc" else None
     return series.read_subdaily_file(job.found, applied, params.unknown_columns)
+
+
+def _declared_columns(jobs: list[FileJob], offsets: dict[str, float], params: Params) -> dict[str, tuple[str, bool]]:
+    """The half-hourly columns: those of every sub-daily file that can pass, first seen in stacking order."""
+    columns: dict[str, tuple[str, bool]] = {}
+    for job in jobs:
+        if job.kind != "subdaily" or (params.time_reference == "utc" and job.key not in offsets):
+            continue
+        try:
+            found = series.subdaily_columns(job.found, params.unknown_columns)
+        except RawFormatError:
+            continue  # the file fails when it is read, with the error it meets first
+        columns |= {column: spec for column, spec in found.items() if column not in columns}
+    return columns
 
 
 def _offsets(metadata: pd.DataFrame | None, params: Params) -> dict[str, float]:

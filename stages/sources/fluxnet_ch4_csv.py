@@ -41,7 +41,7 @@ class RawCsv:
 
 def read_raw_csv(path: Path, time_columns: tuple[str, ...]) -> RawCsv:
     """Parse a file whose header starts with `time_columns` (integer timestamps) then variables."""
-    header_line, header = _header(path, time_columns)
+    header_line, header = read_header(path, time_columns)
     names = tuple(header.split(","))
     types = {name: pa.int64() if name in time_columns else pa.float64() for name in names}
     try:
@@ -153,8 +153,11 @@ def _hint(line: str) -> str:
     return f" (fields must be separated by commas, found {found[0]!r})" if found else ""
 
 
-def _header(path: Path, time_columns: tuple[str, ...]) -> tuple[int, str]:
-    """(line number, text) of the column header after any leading `#` comment lines."""
+def read_header(path: Path, time_columns: tuple[str, ...]) -> tuple[int, str]:
+    """(line number, text) of the column header after any leading `#` comment lines, checked.
+
+    Only the head of the file is read.
+    """
     number, header = 0, None
     with path.open("rb") as handle:  # only the head: sub-daily files can be large
         while header is None and (raw := handle.readline()):

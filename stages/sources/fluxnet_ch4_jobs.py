@@ -1,7 +1,9 @@
-"""The order FLUXNET-CH4 files are read in, and which error `raise` mode reports.
+"""The order FLUXNET-CH4 files are read in, the one pass that reads them, and which error `raise` reports.
 
-Files are read in the order their rows are stacked (sites sorted by their spelled code, the daily
-file before the sub-daily one), so each can be copied straight into its table.
+Files are read once, in the order their rows are stacked (sites sorted by their spelled code, the
+daily file before the sub-daily one), so each can be copied straight into its table: `FileScan`
+parses each file while the one before is consumed, stacks the daily rows itself and hands the
+sub-daily series on (to the streamed `halfhourly` table).
 
 Site codes are found case-insensitively, so the order files are *named* in (case-folded code)
 may differ from the stacking order. With `on_error="raise"` the error reported is the first one
@@ -11,12 +13,15 @@ named earlier but not read yet are checked first.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
+from stages.prefetch import ordered_map
 from stages.sources.fluxnet_ch4_files import DataFile, SiteFiles
 from stages.sources.fluxnet_ch4_series import SiteSeries
+from stages.sources.fluxnet_ch4_stack import Stacker
 from stages.tables import RawFormatError
 
 Kind = Literal["daily", "subdaily"]
@@ -37,6 +42,49 @@ class FileJob:
     def named_order(self) -> tuple[str, int]:
         """Position in the order the files are named in (case-folded site code, daily first)."""
         return self.key, KINDS.index(self.kind)
+
+
+class FileScan:
+    """Reads every file once, in stacking order; keeps each file's checked series, minus its columns.
+
+    With `raise_errors` the first bad file (in named order) raises; otherwise it is left out and
+    its error appended to `errors`. `daily` stacks the daily rows as they are read.
+    """
+
+    def __init__(self, jobs: list[FileJob], read_one: Callable[[FileJob], SiteSeries],
+                 daily: Stacker, errors: list[RawFormatError], raise_errors: bool):
+        """Nothing is read until `subdaily` or `finish` is called."""
+        self.jobs, self.read_one, self.daily = jobs, read_one, daily
+        self.errors, self.raise_errors = errors, raise_errors
+        self.parsed: dict[str, dict[str, SiteSeries]] = {kind: {} for kind in KINDS}
+        self.done = 0  # jobs[:done] are taken care of
+
+    def subdaily(self) -> Iterator[tuple[FileJob, SiteSeries]]:
+        """The sub-daily files that pass with their series (the consumer empties the columns)."""
+        remaining = self.jobs[self.done:]
+        results = ordered_map(partial(attempt, self.read_one), remaining, workers=1, ahead=1)
+        for job, result in zip(remaining, results, strict=True):
+            self.done += 1
+            if self._take(job, result):
+                yield job, result
+
+    def finish(self) -> None:
+        """Read the files no one asked for (sub-daily rows are dropped): the scan is complete."""
+        for _, series in self.subdaily():
+            series.columns.clear()
+
+    def _take(self, job: FileJob, result: SiteSeries | RawFormatError) -> bool:
+        """Record one file's result; True for a sub-daily file that passed."""
+        if isinstance(result, RawFormatError):
+            if self.raise_errors:
+                raise first_in_named_order(result, job, self.jobs, self.read_one)
+            self.errors.append(result)
+            return False
+        self.parsed[job.kind][job.site_id] = result
+        if job.kind == "daily":
+            self.daily.add(job.site_id, result, job.size)
+            return False
+        return True
 
 
 def file_jobs(files: dict[str, SiteFiles], site_ids: dict[str, str]) -> list[FileJob]:

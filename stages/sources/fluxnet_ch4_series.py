@@ -11,6 +11,7 @@ happens when `fluxnet_ch4_stack` copies the columns into the stacked table.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,6 +24,7 @@ from stages.sources.fluxnet_ch4_csv import (
     first_duplicate,
     parse_dates,
     parse_minutes,
+    read_header,
     read_raw_csv,
     row_error,
 )
@@ -30,6 +32,7 @@ from stages.sources.fluxnet_ch4_files import AMERIFLUX_BASE, METADATA_UNITS, Dat
 from stages.tables import RawFormatError
 
 STEPS_MIN = {30: "half-hour", 60: "hour"}
+SUBDAILY_TIMES = ("TIMESTAMP_START", "TIMESTAMP_END")
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,7 @@ def read_daily_file(found: DataFile, unknown_columns: str) -> SiteSeries:
 
 def read_subdaily_file(found: DataFile, utc_offset_h: float | None, unknown_columns: str) -> SiteSeries:
     """Read and check one `_HH_` or AmeriFlux BASE file; times shifted to UTC if an offset is given."""
-    raw = read_raw_csv(found.path, ("TIMESTAMP_START", "TIMESTAMP_END"))
+    raw = read_raw_csv(found.path, SUBDAILY_TIMES)
     start, end = parse_minutes(raw, "TIMESTAMP_START"), parse_minutes(raw, "TIMESTAMP_END")
     minutes = (end - start).astype(np.int64)
     step = _step(raw, found, minutes)
@@ -90,6 +93,17 @@ def read_subdaily_file(found: DataFile, utc_offset_h: float | None, unknown_colu
         start, end = start - shift, end - shift
     times = {"timestamp_start": start, "timestamp_end": end}
     return _sorted(times, columns, units, flags, step, utc=utc_offset_h is not None)
+
+
+def subdaily_columns(found: DataFile, unknown_columns: str) -> dict[str, tuple[str, bool]]:
+    """The output columns a sub-daily file holds if it passes, read from its header alone.
+
+    Column -> (unit, is a flag), in file order. A bad header raises its RawFormatError.
+    """
+    header_line, header = read_header(found.path, SUBDAILY_TIMES)
+    raw_names = header.split(",")[len(SUBDAILY_TIMES):]
+    variables = _describe(found.path, header_line, raw_names, unknown_columns)
+    return {variable.column: (variable.unit, variable.is_flag) for variable in variables}
 
 
 def sites_frame(rows: list[dict], metadata: pd.DataFrame | None, utc: bool) -> pd.DataFrame:
@@ -164,30 +178,34 @@ def _check_years(raw: RawCsv, year: np.ndarray, years: tuple[int, int] | None, c
 
 def _variables(raw: RawCsv, unknown_columns: str) -> tuple[dict, dict[str, str], frozenset[str]]:
     """Rename and check flags and ANN columns; returns the columns, their units and the flag columns."""
-    columns: dict[str, pa.ChunkedArray] = {}
-    units: dict[str, str] = {}
-    flags: set[str] = set()
+    variables = _describe(raw.path, raw.header_line, list(raw.columns), unknown_columns)
+    for variable in variables:
+        if variable.never_missing or variable.is_flag:
+            _check_values(raw, variable.raw, raw.columns[variable.raw].to_numpy(), variable)
+    columns = {variable.column: raw.columns[variable.raw] for variable in variables}
+    units = {variable.column: variable.unit for variable in variables}
+    return columns, units, frozenset(variable.column for variable in variables if variable.is_flag)
+
+
+def _describe(path: Path, header_line: int, raw_names: list[str], unknown_columns: str) -> list[names.Variable]:
+    """How each variable column of a header becomes an output column; header errors name the line."""
+    variables: list[names.Variable] = []
     sources: dict[str, str] = {}
-    for name, values in raw.columns.items():
+    for name in raw_names:
         if not names.is_variable_name(name):
-            raise RawFormatError(raw.path, raw.header_line, f"column name {name!r} is not a FLUXNET"
+            raise RawFormatError(path, header_line, f"column name {name!r} is not a FLUXNET"
                                  " variable name (upper case letters, digits and underscores)")
         variable = names.describe(name)
         if variable is None and unknown_columns == "raise":
-            raise RawFormatError(raw.path, raw.header_line, f"unknown variable {name!r} (its base name"
+            raise RawFormatError(path, header_line, f"unknown variable {name!r} (its base name"
                                  " is not in the FLUXNET-CH4/AmeriFlux vocabulary)")
         variable = variable or names.describe_unknown(name)
         if variable.column in sources:
-            raise RawFormatError(raw.path, raw.header_line, f"columns {sources[variable.column]!r} and"
+            raise RawFormatError(path, header_line, f"columns {sources[variable.column]!r} and"
                                  f" {name!r} both become {variable.column!r}")
         sources[variable.column] = name
-        if variable.never_missing or variable.is_flag:
-            _check_values(raw, name, values.to_numpy(), variable)
-        if variable.is_flag:
-            flags.add(variable.column)
-        columns[variable.column] = values
-        units[variable.column] = variable.unit
-    return columns, units, frozenset(flags)
+        variables.append(variable)
+    return variables
 
 
 def _check_values(raw: RawCsv, name: str, values: np.ndarray, variable: names.Variable) -> None:

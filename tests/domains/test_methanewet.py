@@ -22,7 +22,7 @@ TINY = generator.Params(n_sites=3, first_year=2018, last_year=2018)
 def aligned(raw_dir: Path, work: Path, **params) -> dict[str, pd.DataFrame]:
     """Ingest, write and re-read the source as `align@methanewet` does, align, write the repository."""
     source = work / "source"
-    manifest = write_tables(source, list(reader.read(raw_dir, reader.Params(**params))),
+    manifest = write_tables(source, reader.read(raw_dir, reader.Params(**params)),
                             {"citation": reader.CITATION, "license": reader.LICENSE})
     inputs = {"fluxnet_ch4": {name: read_table(source, name) for name in manifest["tables"]}
               | {"_manifest": read_manifest(source)}}

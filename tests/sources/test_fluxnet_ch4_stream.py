@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -10,6 +11,7 @@ import pytest
 
 from stages.repository import read_table, write_tables
 from stages.sources import fluxnet_ch4
+from stages.sources import fluxnet_ch4_series as series
 from stages.sources import fluxnet_ch4_stream as stream
 from stages.sources.fluxnet_ch4 import Params
 from stages.synthesize import fluxnet_ch4 as generator
@@ -36,12 +38,9 @@ def as_frame(item: StreamedTables) -> pd.DataFrame:
 def test_small_row_groups_cut_sites_and_add_up_to_the_whole_table(raw, tmp_path, monkeypatch):
     whole = as_frame(halfhourly(raw, Params()))
     monkeypatch.setattr(stream, "ROW_GROUP_ROWS", 10_000)
-    item = halfhourly(raw, Params())
-    first = [chunk["halfhourly"] for chunk in item.chunks]  # the kept first batch, then re-read ones
-    again = [chunk["halfhourly"] for chunk in item.chunks]  # every batch re-read
-    assert [batch.num_rows for batch in first] == [10_000] * 4 + [ROWS - 40_000]
-    assert all(a.equals(b) for a, b in zip(first, again, strict=True))
-    manifest = write_tables(tmp_path, [item], {})
+    batches = [chunk["halfhourly"] for chunk in halfhourly(raw, Params()).chunks]
+    assert [batch.num_rows for batch in batches] == [10_000] * 4 + [ROWS - 40_000]
+    manifest = write_tables(tmp_path, [halfhourly(raw, Params())], {})
     assert manifest["tables"]["halfhourly"]["rows"] == ROWS
     meta = pq.ParquetFile(tmp_path / "halfhourly.parquet").metadata
     assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [10_000] * 4 + [3_800]
@@ -57,4 +56,53 @@ def test_the_stream_declares_its_table_and_collects_whole(raw):
     frame = as_frame(item)
     assert len(frame) == ROWS and list(frame.columns) == list(table.template.columns)
     assert str(frame["timestamp_start"].dtype) == "datetime64[ns]" and str(frame["fch4_f_annoptlm_qc"].dtype) == "Int8"
-    pd.testing.assert_frame_equal(as_frame(item), frame)  # the chunks can be read again
+
+
+def test_the_tables_after_the_stream_are_whole_however_much_of_it_was_read(raw):
+    whole = collect(fluxnet_ch4.read(raw, Params()))
+    for taken in (0, 1):
+        tables = fluxnet_ch4.read(raw, Params())
+        stream_item = next(tables)
+        for _, _ in zip(range(taken), stream_item.chunks, strict=False):
+            pass  # a consumer that leaves the stream early
+        rest = collect(tables)
+        assert list(rest) == ["daily", "sites", "quarantine"]
+        for name, table in rest.items():
+            pd.testing.assert_frame_equal(table.frame, whole[name].frame)
+
+
+def test_a_stream_left_unread_cannot_be_read_later(raw, tmp_path):
+    items = list(fluxnet_ch4.read(raw, Params()))  # the reader went on past the stream
+    with pytest.raises(RuntimeError, match="halfhourly stream was left unread when the reader moved on"):
+        write_tables(tmp_path, items, {})
+    assert not list(tmp_path.glob("*.parquet*"))
+    item = halfhourly(raw, Params())
+    collect([item])
+    with pytest.raises(RuntimeError, match="halfhourly stream was already read"):
+        collect([item])
+
+
+def test_each_file_is_parsed_once(raw, monkeypatch):
+    parsed = []
+    read_file = series.read_subdaily_file
+
+    def counting(found, *args):
+        parsed.append(found.path.name)
+        return read_file(found, *args)
+
+    monkeypatch.setattr(series, "read_subdaily_file", counting)
+    collect(fluxnet_ch4.read(raw, Params()))
+    assert sorted(parsed) == sorted(path.name for path in raw.glob("**/*_HH_*.csv")) and len(parsed) == 3
+
+
+def test_a_file_quarantined_for_a_bad_row_keeps_its_columns_empty(raw, tmp_path):
+    shutil.copytree(raw, tmp_path, dirs_exist_ok=True)
+    path = next(tmp_path.glob("**/FLX_US-SFC_*_HH_*.csv"))
+    lines = path.read_text().splitlines()
+    header = lines[0] + ",XYZ_NEW"
+    path.write_text("\n".join([header, *(line + ",1.0" for line in lines[1:4]), lines[4] + ",junk"]) + "\n")
+    tables = collect(fluxnet_ch4.read(tmp_path, Params(on_error="quarantine")))
+    assert tables["quarantine"].frame[["file", "line"]].values.tolist() == [[str(path), 5]]
+    frame = tables["halfhourly"].frame
+    assert frame["site_id"].unique().tolist() == ["DE-VqS", "MY-UzR"]
+    assert frame["xyz_new"].isna().all() and tables["halfhourly"].units["xyz_new"] == "unknown"
