@@ -1,8 +1,9 @@
 """Synthetic FLUXNET-CH4 wetland sites: location, climate, hydrology, methane parameters, columns.
 
-Sites are drawn from three climate zones weighted as the FLUXNET-CH4 network (mostly boreal and
-temperate, some tropical), with a wetland class (bog, fen, marsh, swamp, wet tundra) that sets the
-water-table regime and the methane base rate. Each site measures its own subset of the optional
+Sites are drawn from three climate zones and countries weighted as the FLUXNET-CH4 network (mostly
+boreal and temperate, some tropical; AmeriFlux sites in the contiguous US about a third of all),
+with a wetland class (bog, fen, marsh, swamp, wet tundra) that sets the water-table regime and the
+methane base rate. Each site measures its own subset of the optional
 variables, like the real sites. `write_metadata` writes the `FLX_AA-Flx_CH4-META_*.csv` site table.
 """
 
@@ -16,16 +17,16 @@ import numpy as np
 META_NAME = "FLX_AA-Flx_CH4-META_20201112135337801132.csv"
 META_HEADER = ("SITE_ID,SITE_NAME,FLUXNET-CH4_DATA_POLICY,COUNTRY,LAT,LON,IGBP,SITE_CLASSIFICATION,"
                "UTC_OFFSET,YEAR_START,YEAR_END,SOIL_TEMP_PROBE_DEPTHS")
-COUNTRIES = {  # zone -> (country code, lat range, lon range)
-    "boreal": (("CA", (52, 64), (-125, -70)), ("FI", (60, 69), (22, 30)), ("SE", (56, 68), (13, 20)),
-               ("RU", (55, 71), (30, 160)), ("US", (61, 71), (-165, -145))),
-    "temperate": (("US", (30, 46), (-122, -75)), ("DE", (48, 54), (7, 14)), ("FR", (44, 49), (-1, 6)),
-                  ("NL", (51, 53), (4, 6)), ("CN", (28, 40), (100, 122)), ("JP", (33, 43), (133, 143)),
-                  ("NZ", (-46, -37), (168, 176))),
-    "tropical": (("BR", (-10, -2), (-60, -45)), ("BW", (-20, -18), (22, 24)), ("MY", (1, 6), (101, 118)),
-                 ("ID", (-3, 1), (110, 115))),
+COUNTRIES = {  # zone -> (country code, lat range, lon range, weight within the zone)
+    "boreal": (("CA", (52, 64), (-125, -70), 1), ("FI", (60, 69), (22, 30), 1), ("SE", (56, 68), (13, 20), 1),
+               ("RU", (55, 71), (30, 160), 1), ("US", (61, 71), (-165, -145), 1)),
+    "temperate": (("US", (34, 44), (-119, -84), 14), ("DE", (48, 54), (7, 14), 1), ("FR", (44, 49), (-1, 6), 1),
+                  ("NL", (51, 53), (4, 6), 1), ("CN", (28, 40), (100, 122), 1), ("JP", (33, 43), (133, 143), 1),
+                  ("NZ", (-46, -37), (168, 176), 1)),
+    "tropical": (("BR", (-10, -2), (-60, -45), 1), ("BW", (-20, -18), (22, 24), 1), ("MY", (1, 6), (101, 118), 1),
+                 ("ID", (-3, 1), (110, 115), 1)),
 }
-ZONE_WEIGHTS = {"boreal": 0.4, "temperate": 0.45, "tropical": 0.15}
+ZONE_WEIGHTS = {"boreal": 0.35, "temperate": 0.5, "tropical": 0.15}
 CLASSES = {  # class -> (water-table level m, specific yield, methane rate at 10 degC nmol m-2 s-1)
     "bog": (-0.15, 0.2, 15.0), "fen": (-0.05, 0.25, 30.0), "marsh": (0.05, 0.3, 40.0),
     "swamp": (0.15, 0.3, 50.0), "wet tundra": (-0.05, 0.2, 20.0),
@@ -81,7 +82,8 @@ def draw_sites(seed: int, n_sites: int, first_year: int, last_year: int) -> list
 
 def _draw_site(rng: np.random.Generator, index: int, zone: str, first_year: int, last_year: int,
                codes: set[str]) -> Site:
-    country, lat_range, lon_range = COUNTRIES[zone][rng.integers(len(COUNTRIES[zone]))]
+    weights = np.array([country[3] for country in COUNTRIES[zone]], float)
+    country, lat_range, lon_range, _ = COUNTRIES[zone][rng.choice(len(weights), p=weights / weights.sum())]
     while True:  # a code like the real mixed-case ones (BW-Gum, US-EDN, FR-LGt), unique ignoring case
         letters = "".join(rng.choice(_LETTERS, 3))
         code = letters[0] + "".join(c.lower() if rng.random() < 0.5 else c for c in letters[1:])

@@ -17,7 +17,7 @@ from stages.sources.fluxnet_ch4 import Params
 from stages.synthesize import fluxnet_ch4 as generator
 from stages.tables import StreamedTables, collect
 
-ROWS = 17520 + 8760 + 17520  # DE-VqS, MY-UzR (hourly), US-SFC: 2018 (seed 42, 3 sites)
+ROWS = 243 * 24 + 304 * 48 + 365 * 48  # BW-Rkv (hourly, to Aug), DE-VCI (to Oct), US-FCN: 2018 (seed 42, 3 sites)
 
 
 @pytest.fixture(scope="module")
@@ -39,13 +39,13 @@ def test_small_row_groups_cut_sites_and_add_up_to_the_whole_table(raw, tmp_path,
     whole = as_frame(halfhourly(raw, Params()))
     monkeypatch.setattr(stream, "ROW_GROUP_ROWS", 10_000)
     batches = [chunk["halfhourly"] for chunk in halfhourly(raw, Params()).chunks]
-    assert [batch.num_rows for batch in batches] == [10_000] * 4 + [ROWS - 40_000]
+    assert [batch.num_rows for batch in batches] == [10_000] * 3 + [ROWS - 30_000]
     manifest = write_tables(tmp_path, [halfhourly(raw, Params())], {})
     assert manifest["tables"]["halfhourly"]["rows"] == ROWS
     meta = pq.ParquetFile(tmp_path / "halfhourly.parquet").metadata
-    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [10_000] * 4 + [3_800]
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [10_000] * 3 + [7_944]
     pd.testing.assert_frame_equal(read_table(tmp_path, "halfhourly"), whole)
-    assert whole["site_id"].unique().tolist() == ["DE-VqS", "MY-UzR", "US-SFC"]
+    assert whole["site_id"].unique().tolist() == ["BW-Rkv", "DE-VCI", "US-FCN"]
 
 
 def test_the_stream_declares_its_table_and_collects_whole(raw):
@@ -97,12 +97,12 @@ def test_each_file_is_parsed_once(raw, monkeypatch):
 
 def test_a_file_quarantined_for_a_bad_row_keeps_its_columns_empty(raw, tmp_path):
     shutil.copytree(raw, tmp_path, dirs_exist_ok=True)
-    path = next(tmp_path.glob("**/FLX_US-SFC_*_HH_*.csv"))
+    path = next(tmp_path.glob("**/FLX_US-FCN_*_HH_*.csv"))
     lines = path.read_text().splitlines()
     header = lines[0] + ",XYZ_NEW"
     path.write_text("\n".join([header, *(line + ",1.0" for line in lines[1:4]), lines[4] + ",junk"]) + "\n")
     tables = collect(fluxnet_ch4.read(tmp_path, Params(on_error="quarantine")))
     assert tables["quarantine"].frame[["file", "line"]].values.tolist() == [[str(path), 5]]
     frame = tables["halfhourly"].frame
-    assert frame["site_id"].unique().tolist() == ["DE-VqS", "MY-UzR"]
+    assert frame["site_id"].unique().tolist() == ["BW-Rkv", "DE-VCI"]
     assert frame["xyz_new"].isna().all() and tables["halfhourly"].units["xyz_new"] == "unknown"
