@@ -55,13 +55,15 @@ class LiveChunks:
     """Chunks produced while they are consumed, by a reader that goes on once they are.
 
     They can be iterated once, before the reader yields its next item; iterating them after that
-    (e.g. after `list(read(...))`) raises instead of giving an empty or partial table.
+    (e.g. after `list(read(...))`) raises instead of giving an empty or partial table. `finished`
+    tells the reader whether they were read to the end.
     """
 
     def __init__(self, chunks: Iterator[dict[str, pa.Table]], what: str):
         """`chunks` (a generator, closed by `close`); `what` names the table in errors."""
         self._chunks, self._what = chunks, what
         self._state = "fresh"
+        self.finished = False
 
     def __iter__(self) -> Iterator[dict[str, pa.Table]]:
         """The chunks, once."""
@@ -69,13 +71,17 @@ class LiveChunks:
             raise RuntimeError(f"the {self._what} stream was {self._state}: consume each StreamedTables"
                                " before taking the reader's next item (write_tables and collect do)")
         self._state = "already read"
-        return self._chunks
+        return self._read()
 
     def close(self) -> None:
         """The reader has moved on: stop the producer, refuse later iteration."""
         if self._state == "fresh":
             self._state = "left unread when the reader moved on"
         self._chunks.close()
+
+    def _read(self) -> Iterator[dict[str, pa.Table]]:
+        yield from self._chunks
+        self.finished = True
 
 
 def collect(items: Iterable[Table | StreamedTables]) -> dict[str, Table]:

@@ -49,7 +49,7 @@ from stages.sources.camels_us_text import (
     parse_forcing_file,
     parse_streamflow_file,
 )
-from stages.tables import RawFormatError, StreamedTables, Table, TableStream, quarantine_table
+from stages.tables import LiveChunks, RawFormatError, StreamedTables, Table, TableStream, quarantine_table
 
 __all__ = ["ATTRIBUTES", "STRING_ATTRIBUTES", "SENTINEL_MAX", "FT3_TO_M3", "ForcingHeader", "Params",
            "RawFormatError", "read", "read_attributes", "read_forcings", "read_streamflow"]
@@ -101,7 +101,11 @@ def read(raw_dir: Path, params: Params) -> Iterator[Table | StreamedTables]:
             errors.extend(chunk.errors)
             yield {"daily": chunk.daily}
 
-    yield StreamedTables((TableStream("daily", DAILY_TEMPLATE, KEYS, DAILY_UNITS),), chunks())
+    daily = LiveChunks(chunks(), "daily")
+    yield StreamedTables((TableStream("daily", DAILY_TEMPLATE, KEYS, DAILY_UNITS),), daily)
+    daily.close()
+    if not daily.finished:  # the header columns of `attributes` come from the forcing files it reads
+        raise RuntimeError("camels_us: the daily stream must be read to the end before the attributes table")
     rows = [(basin, h.lat_deg, h.elev_m, h.area_m2) for basin, h in sorted(headers.items())]
     header_frame = pd.DataFrame(rows, columns=["gauge_id", *HEADER_UNITS]).astype(
         {"gauge_id": "string"} | dict.fromkeys(HEADER_UNITS, "float64")

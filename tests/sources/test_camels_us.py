@@ -118,6 +118,16 @@ def test_read_yields_sorted_keyed_tables_with_units(product):
 
 
 @needs_real
+def test_the_attributes_need_the_daily_stream_read_first():
+    items = camels_us.read(CAMELS, Params())
+    stream = next(items)  # the daily stream, left unread
+    with pytest.raises(RuntimeError, match="daily stream must be read to the end before the attributes"):
+        next(items)
+    with pytest.raises(RuntimeError, match="the daily stream was left unread when the reader moved on"):
+        list(stream.chunks)
+
+
+@needs_real
 def test_crlf_line_endings_read_identically(tmp_path):
     for sub in ("basin_mean_forcing/nldas/01", "usgs_streamflow/01"):
         for source in (CAMELS / sub).iterdir():
