@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from scibench_testing.domains import TINY_IMAGERY, align_domain, synthesize_and_ingest
+from scibench_testing.domains import align_domain, align_with_imagery
 from scibench_testing.files import folder_bytes
 
 from stages.domains import camels
@@ -22,9 +22,7 @@ SUMMARY = ["relief_mean_m", "relief_std_m", "ndvi_mean", "ndvi_min", "ndvi_max"]
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("camels")
-    synthesize_and_ingest("camels_us", TINY, root)
-    image_raw = synthesize_and_ingest("imagery", TINY_IMAGERY, root)
-    return root, image_raw, align_domain("camels", ["camels_us", "imagery"], root)
+    return root, *align_with_imagery("camels", "camels_us", TINY, root)
 
 
 def test_without_imagery_the_repository_is_attributes_and_the_daily_join(built):

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scibench_testing.domains import TINY_IMAGERY, align_domain, synthesize_and_ingest
+from scibench_testing.domains import align_with_imagery
 
 from stages.domains import cropbench
 from stages.repository import read_manifest, read_table, write_tables
@@ -121,9 +121,8 @@ def test_synthetic_yields_and_khaki_tables_pass_through(tiny):
 
 
 def test_khaki_counties_get_imagery_of_a_county_sized_square(tmp_path):
-    synthesize_and_ingest("crops", synthetic.Params(n_counties=12, first_year=2017, last_year=2018), tmp_path)
-    image_raw = synthesize_and_ingest("imagery", TINY_IMAGERY, tmp_path)
-    tables = align_domain("cropbench", ["crops", "imagery"], tmp_path)
+    counties_12 = synthetic.Params(n_counties=12, first_year=2017, last_year=2018)
+    image_raw, tables = align_with_imagery("cropbench", "crops", counties_12, tmp_path)
     assert {"county_image_stats", "county_image_static"} <= set(tables)
     counties = tables["counties"]
     summary = ["relief_mean_m", "relief_std_m", "ndvi_mean", "ndvi_min", "ndvi_max"]

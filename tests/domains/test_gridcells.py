@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from scibench_testing.domains import TINY_IMAGERY, align_domain, synthesize_and_ingest
+from scibench_testing.domains import align_domain, align_with_imagery
 from scibench_testing.files import folder_bytes
 
 from stages.domains import gridcells
@@ -25,9 +25,7 @@ VARIABLES = {"aet_mm_d": "mm d-1", "pet_mm_d": "mm d-1", "precip_mm_d": "mm d-1"
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("gridcells")
-    synthesize_and_ingest("hdf", TINY, root)
-    image_raw = synthesize_and_ingest("imagery", TINY_IMAGERY, root)
-    return root, image_raw, align_domain("gridcells", ["hdf", "imagery"], root)
+    return root, *align_with_imagery("gridcells", "hdf", TINY, root)
 
 
 def test_entities_are_the_simulated_cells_with_bounds_and_spherical_area(built):

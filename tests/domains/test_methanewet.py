@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scibench_testing.domains import TINY_IMAGERY, align_domain, synthesize_and_ingest
+from scibench_testing.domains import align_domain, align_with_imagery
 
 from stages.domains import methanewet
 from stages.repository import read_manifest, read_table, write_tables
@@ -85,9 +85,7 @@ def test_real_daily_and_ameriflux_files_align(tmp_path):
 
 
 def test_sites_in_the_mosaic_get_image_statistics_and_the_others_nulls(tmp_path):
-    synthesize_and_ingest("fluxnet_ch4", TINY, tmp_path)
-    synthesize_and_ingest("imagery", TINY_IMAGERY, tmp_path)
-    tables = align_domain("methanewet", ["fluxnet_ch4", "imagery"], tmp_path)
+    _, tables = align_with_imagery("methanewet", "fluxnet_ch4", TINY, tmp_path)
     entities = tables["entities"].set_index("site_id")
     assert entities.index.tolist() == ["BW-Rkv", "DE-VCI", "US-FCN"]
     assert entities.loc[["BW-Rkv", "DE-VCI"], ["relief_mean_m", "ndvi_max"]].isna().all().all()

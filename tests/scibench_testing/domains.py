@@ -28,3 +28,13 @@ def align_domain(domain: str, sources: list[str], root: Path, name: str | None =
     out = root / "repositories" / (name or domain)
     manifest = align(domain, sources, root / "sources", out)
     return {table: read_table(out, table) for table in manifest["tables"]} | {"_manifest": read_manifest(out)}
+
+
+def align_with_imagery(domain: str, source: str, params, root: Path) -> tuple[Path, dict[str, pd.DataFrame]]:
+    """Synthesize and ingest `source` and the tiny imagery mosaic, align `domain` from both.
+
+    Returns the imagery raw folder and the repository's tables.
+    """
+    synthesize_and_ingest(source, params, root)
+    image_raw = synthesize_and_ingest("imagery", TINY_IMAGERY, root)
+    return image_raw, align_domain(domain, [source, "imagery"], root)
