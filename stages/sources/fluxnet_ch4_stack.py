@@ -80,13 +80,6 @@ class Stacker:
         self._lengths.append(n)
         self._size = end
 
-    def declare(self, columns: dict[str, tuple[str, bool]]) -> None:
-        """Fix the output columns after the fact (as the `columns` argument); absent ones become null."""
-        for column, (unit, is_flag) in columns.items():
-            if column not in self._values:
-                self._new_column(column, unit, is_flag)
-        self._declared = columns
-
     def frame(self, with_site_id: bool = True) -> pd.DataFrame:
         """The stacked rows, sorted by site, as a frame (the stacker is spent afterwards)."""
         self._trim()

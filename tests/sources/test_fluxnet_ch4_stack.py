@@ -79,7 +79,3 @@ def test_declared_columns_fix_the_output_whatever_the_sites_hold():
     empty = Stacker(TIMES, columns=declared, utc=True).frame()
     assert list(empty.columns) == list(frame.columns) and len(empty) == 0
     assert (empty.dtypes == frame.dtypes).all()
-    late = Stacker(TIMES)
-    late.add("US-A", series("2018-01-01T00:00", {"p_mm": [0.5, -9999.0]}, {"p_mm": "mm"}))
-    late.declare(declared)
-    pd.testing.assert_frame_equal(late.frame(), frame)
