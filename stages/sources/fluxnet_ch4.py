@@ -153,22 +153,27 @@ def _site_files(raw_dir: Path, site: str) -> SiteFiles:
 def _read_file(job: FileJob, offsets: dict[str, float], params: Params) -> series.SiteSeries:
     if job.kind == "daily":
         return series.read_daily_file(job.found, params.unknown_columns)
-    offset = offsets.get(job.key)
-    if params.time_reference == "utc" and offset is None:
+    applied = _applied_offset(job, offsets, params)
+    return series.read_subdaily_file(job.found, applied, params.unknown_columns)
+
+
+def _applied_offset(job: FileJob, offsets: dict[str, float], params: Params) -> float | None:
+    """The UTC offset a sub-daily file is shifted by (None for local time); raises when it is unknown."""
+    if params.time_reference != "utc":
+        return None
+    if job.key not in offsets:
         raise RawFormatError(job.found.path, None, f"no UTC offset for site {job.site_id}: give UTC_OFFSET"
                              " in the FLX_AA-Flx_CH4-META file or params.utc_offsets_h, or read with"
                              " time_reference=local_standard")
-    applied = offset if params.time_reference == "utc" else None
-    return series.read_subdaily_file(job.found, applied, params.unknown_columns)
+    return offsets[job.key]
 
 
 def _declared_columns(jobs: list[FileJob], offsets: dict[str, float], params: Params) -> dict[str, tuple[str, bool]]:
     """The half-hourly columns: those of every sub-daily file that can pass, first seen in stacking order."""
     columns: dict[str, tuple[str, bool]] = {}
-    for job in jobs:
-        if job.kind != "subdaily" or (params.time_reference == "utc" and job.key not in offsets):
-            continue
+    for job in (job for job in jobs if job.kind == "subdaily"):
         try:
+            _applied_offset(job, offsets, params)
             found = series.subdaily_columns(job.found, params.unknown_columns)
         except RawFormatError:
             continue  # the file fails when it is read, with the error it meets first
