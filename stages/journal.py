@@ -1,12 +1,20 @@
 """The append-only evaluation journal: one JSON line per finished query, keyed by content hashes.
 
 The key hashes the task, the query, the agent configuration and the model, so a restarted run skips
-exactly the finished keys and a changed agent or task runs again. A line cut short by a kill is
-dropped (and the file repaired) on the next open, never parsed as a result.
+exactly the finished keys and a changed agent or task runs again.
+
+Agents control much of a record (their answer text and output tails), so a record can hold any
+character. Each line is written as pure ASCII JSON (every non-ASCII character escaped, so no
+U+2028, NEL or other line separator reaches the file) and the file is split on `\\n` only. A line
+that still does not parse (a crash mid-write, a full disk, a hand edit) is reported in `problems`
+and skipped: it never stops a resume or a scoring run. A trailing partial line is cut on open so
+appends stay line-aligned; a failed append is rolled back to the last complete line.
 """
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import threading
 from pathlib import Path
@@ -14,6 +22,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from stages.hashing import content_hash
+
+log = logging.getLogger(__name__)
 
 
 class JournalRecord(BaseModel):
@@ -34,10 +44,16 @@ class JournalRecord(BaseModel):
     answer_text: str | None
     attempts: int
     wall_seconds: float
+    limits_hit: list[str] = []
+    answer_problem: str | None = None
     tokens: int = 0
     cost_usd: float = 0.0
     stdout: str = ""
     stderr: str = ""
+
+
+class JournalWriteError(OSError):
+    """An append failed (e.g. a full disk); the file was rolled back to its last complete line."""
 
 
 def record_key(task_hash: str, query_id: str, agent_hash: str, model: str | None) -> str:
@@ -45,11 +61,17 @@ def record_key(task_hash: str, query_id: str, agent_hash: str, model: str | None
     return content_hash([task_hash, query_id, agent_hash, model], length=24)
 
 
+def encode_record(record: JournalRecord) -> bytes:
+    """One journal line: ASCII-only JSON and a single trailing newline."""
+    return (json.dumps(record.model_dump(mode="json"), ensure_ascii=True) + "\n").encode("ascii")
+
+
 class Journal:
     """An append-only JSONL file, safe to append from several threads of one process."""
 
     def __init__(self, path: Path):
         self.path = path
+        self.problems: list[str] = []
         self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
         self._repair()
@@ -58,22 +80,31 @@ class Journal:
         """Cut a trailing partial line (a kill during a write) so appends stay line-aligned."""
         if not self.path.exists():
             return
-        data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):
+        with open(self.path, "r+b") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size == 0:
+                return
+            handle.seek(max(0, size - 1))
+            if handle.read(1) == b"\n":
+                return
+            data = self.path.read_bytes()
             cut = data.rfind(b"\n") + 1
-            with open(self.path, "r+b") as handle:
-                handle.truncate(cut)
+            handle.truncate(cut)
+        self._report(f"{self.path}: cut a partial last line of {size - cut} bytes (a write cut short)")
 
     def records(self) -> list[JournalRecord]:
-        """Every complete record, in file order; a later record for the same key wins in `latest`."""
+        """Every readable record, in file order; unreadable lines are reported in `problems`."""
         if not self.path.exists():
             return []
         records = []
-        for number, line in enumerate(self.path.read_text().splitlines(), start=1):
+        for number, line in enumerate(self.path.read_bytes().split(b"\n"), start=1):
+            if not line.strip():
+                continue
             try:
-                records.append(JournalRecord.model_validate_json(line))
-            except ValidationError as error:
-                raise ValueError(f"{self.path}:{number}: not a journal record: {error}") from error
+                records.append(JournalRecord.model_validate(json.loads(line)))
+            except (ValueError, ValidationError) as error:  # JSON, UTF-8 and schema errors
+                reason = str(error).splitlines()[0][:200]
+                self._report(f"{self.path}:{number}: skipped, not a journal record: {reason}")
         return records
 
     def latest(self) -> dict[str, JournalRecord]:
@@ -81,9 +112,29 @@ class Journal:
         return {record.key: record for record in self.records()}
 
     def append(self, record: JournalRecord) -> None:
-        """Append one record and fsync, so a finished query survives a kill."""
-        line = record.model_dump_json() + "\n"
-        with self._lock, open(self.path, "a") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
+        """Append one record and fsync, so a finished query survives a kill.
+
+        Raises:
+            JournalWriteError: the write failed; the file is back at its previous length.
+        """
+        line = encode_record(record)
+        with self._lock:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                size = os.fstat(fd).st_size
+                try:
+                    view = memoryview(line)
+                    while view:
+                        view = view[os.write(fd, view):]
+                    os.fsync(fd)
+                except OSError as error:
+                    os.ftruncate(fd, size)
+                    raise JournalWriteError(
+                        error.errno, f"{self.path}: append failed, rolled back: {error.strerror}"
+                    ) from error
+            finally:
+                os.close(fd)
+
+    def _report(self, problem: str) -> None:
+        self.problems.append(problem)
+        log.warning("%s", problem)

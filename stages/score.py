@@ -67,12 +67,14 @@ def main() -> None:
     queries = load_split(BENCHMARK, split)
     keys = {row.query_id: record_key(row.task_hash, row.query_id, agent.agent_hash, agent.model)
             for row in queries.itertuples()}
-    records = Journal(journal_path(RUNS, args.agent)).latest()
+    journal = Journal(journal_path(RUNS, args.agent))
+    records = journal.latest()
     summary = summarize(score_split(queries, records, keys, BENCHMARK))
     version = benchmark_version(Path.cwd(), benchmark_id(BENCHMARK))
     packages = version.pop("packages")
     tasks = summary.pop("tasks")
-    metrics = {**summary, "agent": args.agent, "split": split, "version": version}
+    metrics = {**summary, "agent": args.agent, "split": split, "version": version,
+               "journal_skipped_lines": len(journal.problems)}
     write_json(METRICS / f"{args.agent}.json", metrics)
     write_json(METRICS / f"{args.agent}.tasks.json",
                {"agent": args.agent, "split": split, "version": version, "packages": packages,
