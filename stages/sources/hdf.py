@@ -161,7 +161,7 @@ def read_file(path: Path, params: Params) -> FileTables:
             infos = list_datasets(path, h5)
             frames["datasets"] = _datasets_frame(infos)
             frames |= _requested_values(path, h5, infos, params.datasets, satisfied)
-            found = sparse_groups(h5)
+            found = sparse_groups(path, h5)
             if found is not None:
                 matrix = read_sparse_groups(path, h5, *found)
                 frames["features"] = matrix.features.sort_values("feature_id", ignore_index=True)

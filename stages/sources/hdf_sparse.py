@@ -24,6 +24,7 @@ CSC_MEMBERS = ("barcodes", "data", "indices", "indptr", "shape")
 V3_FEATURES = ("id", "name", "feature_type")
 FEATURE_COLUMNS = ("feature_id", "name", "feature_type", "genome")
 V2_FEATURE_TYPE = "Gene Expression"
+V2_GENES = frozenset({"genes", "gene_names"})
 
 
 @dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
@@ -80,23 +81,41 @@ class SparseMatrix:
             start = stop
 
 
-def sparse_groups(h5: h5py.File) -> tuple[str, list[str]] | None:
-    """("v3", ["/matrix"]) or ("v2", genome groups) when the file holds a 10x matrix, else None."""
-    filetype = h5.attrs.get("filetype")
-    filetype = filetype.decode("ascii", errors="replace") if isinstance(filetype, bytes) else filetype
+def sparse_groups(path: Path, h5: h5py.File) -> tuple[str, list[str]] | None:
+    """("v3", ["/matrix"]) or ("v2", genome groups) when the file holds a 10x matrix, else None.
+
+    The layout is told from the structure alone: v3 is a `/matrix` group holding `features`
+    (or a link called `matrix` that is not a plain dataset, so that its error names it); v2 is
+    one or more top-level groups holding `genes` or `gene_names`. Root attributes such as
+    `filetype = matrix` are hints that both Cell Ranger 2 and 3 write, so they never pick the
+    layout; a file that carries that hint, or has a top-level group with CSC members, but fits
+    neither layout is an error naming what is missing.
+    """
+    members = {name: found for name in sorted(h5) if (found := _group_members(h5, name)) is not None}
     link = h5.get("matrix", getlink=True)
-    group_link = link is not None and (not isinstance(link, h5py.HardLink)
-                                       or isinstance(h5["matrix"], h5py.Group))
-    if filetype == "matrix" or group_link:
+    if (link is not None and not isinstance(link, h5py.HardLink)) or "features" in members.get("matrix", ()):
         return "v3", ["/matrix"]
-    genomes = [f"/{name}" for name in sorted(h5) if _is_v2_group(h5, name)]
-    return ("v2", genomes) if genomes else None
+    genomes = [f"/{name}" for name, found in members.items() if found & V2_GENES]
+    if genomes:
+        return "v2", genomes
+    partial = [name for name, found in members.items() if found & set(CSC_MEMBERS)]
+    if partial:
+        name = "matrix" if "matrix" in partial else partial[0]
+        missing = [key for key in CSC_MEMBERS if key not in members[name]]
+        have = f" (missing {', '.join(missing)})" if missing else ""
+        raise RawFormatError(path, None, f"group /{name}: not a 10x matrix: neither 'features' (Cell Ranger 3"
+                             f" /matrix layout) nor 'genes' and 'gene_names' (Cell Ranger 2 genome layout){have}")
+    if _root_filetype(h5) == "matrix":
+        raise RawFormatError(path, None, "group /: root attribute filetype='matrix' but no 10x matrix: neither"
+                             " a /matrix group with features (Cell Ranger 3) nor a genome group with"
+                             f" {', '.join(CSC_MEMBERS)}, genes and gene_names (Cell Ranger 2)")
+    return None
 
 
 def read_sparse_matrix(path: Path) -> SparseMatrix:
     """Read and validate the 10x matrix of one HDF5 file (v3 or v2 layout)."""
     with open_hdf5(path) as h5:
-        found = sparse_groups(h5)
+        found = sparse_groups(path, h5)
         if found is None:
             raise RawFormatError(path, None, "group /: no 10x matrix (neither /matrix nor a genome "
                                  "group with barcodes and indptr)")
@@ -128,11 +147,26 @@ def read_sparse_groups(path: Path, h5: h5py.File, layout: str, groups: list[str]
                         joined.indptr.astype(np.int64))
 
 
-def _is_v2_group(h5: h5py.File, name: str) -> bool:
+def _root_filetype(h5: h5py.File) -> str | None:
+    """The root attribute `filetype` as text, None when absent or not one string."""
+    try:
+        value = h5.attrs.get("filetype")
+    except (OSError, TypeError, ValueError, KeyError):
+        return None
+    value = value.decode("ascii", errors="replace") if isinstance(value, bytes | np.bytes_) else value
+    return value if isinstance(value, str) else None
+
+
+def _group_members(h5: h5py.File, name: str) -> set[str] | None:
+    """The link names of a top-level group reached by a hard link; None for anything else."""
     link = h5.get(name, getlink=True)
-    if not isinstance(link, h5py.HardLink) or not isinstance(h5[name], h5py.Group):
-        return False
-    return "barcodes" in h5[name] or "indptr" in h5[name]
+    if not isinstance(link, h5py.HardLink):
+        return None
+    try:
+        node = h5[name]
+    except (KeyError, OSError):
+        return None
+    return set(node) if isinstance(node, h5py.Group) else None
 
 
 def _read_group(path: Path, h5: h5py.File, layout: str, name: str) -> SparseMatrix:

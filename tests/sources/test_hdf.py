@@ -10,19 +10,17 @@ import numpy as np
 import pandas as pd
 import pytest
 from pydantic import ValidationError
+from scibench_testing.realdata import REALDATA, requires_realdata
 
 from stages.repository import validate_table
 from stages.sources import hdf
 from stages.sources.hdf import Params, RawFormatError
 from stages.tables import collect
 
-REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
 TENX = REALDATA / "hdf5_10x"
-REAL_FILE = TENX / "10x_data" / "3.0.0" / "filtered_feature_bc_matrix.h5"
 REAL_NAME = "10x_data/3.0.0/filtered_feature_bc_matrix.h5"
-needs_real = pytest.mark.skipif(
-    not REAL_FILE.is_file(), reason=f"real 10x sample not found at {REAL_FILE} (shared/realdata)"
-)
+REAL_FILE = TENX / REAL_NAME
+needs_real = requires_realdata("hdf5_10x", REAL_NAME)
 
 
 def tables(raw_dir: Path, **params) -> dict[str, pd.DataFrame]:
@@ -203,3 +201,16 @@ def test_params_reject_unknown_keys():
         Params(dataset=["/x"])
     with pytest.raises(ValidationError):
         Params(on_error="ignore")
+
+
+@needs_real
+@pytest.mark.parametrize("filetype", [None, "something else"])
+def test_real_v3_layout_is_found_without_the_filetype_hint(tmp_path, filetype):
+    path = tmp_path / "filtered_feature_bc_matrix.h5"
+    shutil.copyfile(REAL_FILE, path)
+    with h5py.File(path, "a") as h5:
+        del h5.attrs["filetype"]
+        if filetype is not None:
+            h5.attrs["filetype"] = filetype
+    matrix = hdf.read_sparse_matrix(path)
+    assert (matrix.layout, matrix.groups, matrix.shape) == ("v3", ("/matrix",), (507, 1107))

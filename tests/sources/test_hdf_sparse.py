@@ -158,3 +158,59 @@ def test_genome_groups_must_not_share_feature_ids(tmp_path):
     path = write_v2(tmp_path / "v2.h5", {"hg19": {**GENOME, **GENES}, "mm10": {**GENOME, **GENES}})
     assert problem(tmp_path, path) == ("groups /hg19, /mm10: duplicated feature id 'G3' at index 3 "
                                        "(first at index 0)")
+
+
+# --- the layout comes from the structure, never from the root `filetype` hint --------------------
+
+
+def seeded_csc(seed: int, n_genes: int, barcodes: list[str]) -> dict:
+    counts = np.random.default_rng(seed).poisson(1.0, (n_genes, len(barcodes))).astype(np.int32)
+    csc = scipy.sparse.csc_matrix(counts)
+    return {"barcodes": [b.encode() for b in barcodes], "data": csc.data, "indices": csc.indices,
+            "indptr": csc.indptr, "shape": counts.shape, "dense": counts}
+
+
+def test_cell_ranger_2_file_with_filetype_matrix_reads_as_genome_groups(tmp_path):
+    members = seeded_csc(7, 5, ["AC-1", "GT-1", "TT-1"])
+    dense = members.pop("dense")
+    genes = {"genes": [f"ENSG{i:04d}".encode() for i in range(5)], "gene_names": [f"g{i}".encode() for i in range(5)]}
+    path = write_v2(tmp_path / "filtered_gene_bc_matrices_h5.h5", {"GRCh38": {**members, **genes}})
+    with h5py.File(path, "a") as h5:
+        h5.attrs["filetype"] = "matrix"  # Cell Ranger 2 writes the same hint as Cell Ranger 3
+    matrix = hdf.read_sparse_matrix(path)
+    assert (matrix.layout, matrix.groups, matrix.shape) == ("v2", ("/GRCh38",), (5, 3))
+    assert (matrix.to_scipy().toarray() == dense).all()
+    assert set(collect(hdf.read(tmp_path, Params()))["features"].frame["genome"]) == {"GRCh38"}
+
+
+@pytest.mark.parametrize("filetype", [None, "matrix", "not-a-matrix"])
+def test_cell_ranger_3_layout_does_not_depend_on_the_filetype_attribute(tmp_path, filetype):
+    path = write_v3(tmp_path / "v3.h5")
+    if filetype is not None:
+        with h5py.File(path, "a") as h5:
+            h5.attrs["filetype"] = filetype
+    matrix = hdf.read_sparse_matrix(path)
+    assert (matrix.layout, matrix.groups, matrix.shape) == ("v3", ("/matrix",), (3, 2))
+
+
+def test_filetype_matrix_without_either_layout_names_what_is_missing(tmp_path):
+    path = tmp_path / "empty_matrix.h5"
+    with h5py.File(path, "w") as h5:
+        h5.attrs["filetype"] = np.bytes_(b"matrix")
+        h5.create_dataset("counts", data=np.eye(2), track_times=False)
+    assert problem(tmp_path, path) == (
+        "group /: root attribute filetype='matrix' but no 10x matrix: neither a /matrix group with features"
+        " (Cell Ranger 3) nor a genome group with barcodes, data, indices, indptr, shape, genes and"
+        " gene_names (Cell Ranger 2)")
+
+
+def test_group_with_csc_arrays_but_no_feature_table_names_both_layouts(tmp_path):
+    path = write_v3(tmp_path / "v3.h5", **{f"features/{k}": None for k in ("id", "name", "feature_type",
+                                                                           "genome")})
+    assert problem(tmp_path, path) == (
+        "group /matrix: not a 10x matrix: neither 'features' (Cell Ranger 3 /matrix layout) nor 'genes'"
+        " and 'gene_names' (Cell Ranger 2 genome layout)")
+    path = write_v2(tmp_path / "v3.h5", {"hg19": {"barcodes": GENOME["barcodes"], "indptr": GENOME["indptr"]}})
+    assert problem(tmp_path, path) == (
+        "group /hg19: not a 10x matrix: neither 'features' (Cell Ranger 3 /matrix layout) nor 'genes'"
+        " and 'gene_names' (Cell Ranger 2 genome layout) (missing data, indices, shape)")
