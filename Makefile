@@ -20,7 +20,7 @@ ifneq ($(UI_URL),)
 export PREFECT_API_URL := $(UI_URL)
 endif
 
-.PHONY: install bubblewrap chromium run test bench lint ui ui-stop api-url clean
+.PHONY: install bubblewrap chromium run test bench mutation lint ui ui-stop api-url clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,13 @@ test: install chromium
 # Full-scale CAMELS ingest vs the pandas per-file loop and a polars multi-file floor (one run).
 bench: install
 	python -m stages.bench
+
+# Mutation testing: each module in stages/mutation.py's MODULE_TESTS (the one list of modules and the
+# tests that cover them) against only those tests; counts in processed/metrics/mutation.json.
+# A subset: make mutation MODULES="stages/scoring stages/scopes.py"
+MODULES ?=
+mutation: install
+	python -m stages.mutation --work $(CACHE)/mutation $(MODULES)
 
 lint: install
 	ruff check stages flows tests catalog
