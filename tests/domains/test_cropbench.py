@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scibench_testing.domains import align_with_imagery
+from scibench_testing.realdata import REALDATA, realdata, requires_realdata
 
 from stages.domains import cropbench
 from stages.repository import read_manifest, read_table, write_tables
@@ -16,10 +17,8 @@ from stages.sources import crops, imagery
 from stages.sources.imagery_mosaic import Square
 from stages.synthesize import crops as synthetic
 
-CYBENCH = Path(__file__).resolve().parents[2].parent / "shared" / "realdata" / "cybench"
-needs_real = pytest.mark.skipif(
-    not CYBENCH.is_dir(), reason=f"real CY-Bench sample not found at {CYBENCH} (shared/realdata)"
-)
+CYBENCH = REALDATA / "cybench"
+needs_real = requires_realdata("cybench")
 NAMES = ["entities", "timeseries", "yields", "county_yield", "county_weather", "county_soil",
          "county_progress", "counties"]
 
@@ -39,9 +38,7 @@ def aligned(raw: Path, work: Path) -> dict[str, pd.DataFrame]:
 
 @pytest.fixture(scope="module")
 def real(tmp_path_factory) -> dict[str, pd.DataFrame]:
-    if not CYBENCH.is_dir():
-        pytest.skip(f"real CY-Bench sample not found at {CYBENCH} (shared/realdata)")
-    return aligned(CYBENCH, tmp_path_factory.mktemp("real"))
+    return aligned(realdata("cybench"), tmp_path_factory.mktemp("real"))
 
 
 @pytest.fixture(scope="module")

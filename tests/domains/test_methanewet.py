@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scibench_testing.domains import align_domain, align_with_imagery
+from scibench_testing.realdata import REALDATA, requires_realdata
 
 from stages.domains import methanewet
 from stages.repository import read_manifest, read_table, write_tables
@@ -15,7 +16,6 @@ from stages.sources import fluxnet_ch4 as reader
 from stages.synthesize import fluxnet_ch4 as generator
 from stages.synthesize.fluxnet_ch4_sites import draw_sites
 
-REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
 TINY = generator.Params(n_sites=3, first_year=2018, last_year=2018)
 
 
@@ -70,7 +70,8 @@ def test_timeseries_and_halfhourly_keep_the_source_rows_and_units(tiny):
     assert hh.groupby("site_id")["timestamp_start"].is_monotonic_increasing.all()
 
 
-@pytest.mark.skipif(not (REALDATA / "fluxnet_ch4").is_dir(), reason=f"real samples not found at {REALDATA}")
+@requires_realdata("fluxnet_ch4")
+@requires_realdata("ameriflux_base")
 def test_real_daily_and_ameriflux_files_align(tmp_path):
     tables = aligned(REALDATA, tmp_path, utc_offsets_h={"US-CRT": -5})
     entities = tables["entities"].set_index("site_id")

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from scibench_testing.realdata import REALDATA, requires_realdata
 
 from stages.domains import molecules as domain
 from stages.repository import read_table, validate_table, write_tables
 from stages.sources import molecules as source
 from stages.synthesize import molecules as synthesize
 
-REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
 MOLECULES = REALDATA / "molecules_rdkit"
 DESCRIPTORS = list(source.DESCRIPTOR_UNITS)
 MOLFILE = """{name}
@@ -44,9 +44,8 @@ def sdf(path: Path, records: list[tuple[str, str, str]]) -> None:
     path.write_text("".join(MOLFILE.format(name=n, element=e) + items + "$$$$\n" for n, e, items in records))
 
 
+@requires_realdata("molecules_rdkit")
 def test_real_files_align_into_entities_with_pivoted_numeric_properties(tmp_path):
-    if not MOLECULES.is_dir():
-        pytest.skip(f"real molecule files not found at {MOLECULES} (shared/realdata)")
     tables = aligned(MOLECULES, tmp_path, on_error="quarantine", numeric_tags={"SOL": "log10(mol/L)"})
     assert list(tables) == ["entities", "properties", "fingerprints"]
     entities = tables["entities"]

@@ -5,18 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 import rasterio
 from rasterio.transform import from_origin
+from scibench_testing.realdata import REALDATA, requires_realdata
 
 from stages.sources import imagery
 from stages.sources.imagery import Params
 
-REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
 GEOTIFF = REALDATA / "geotiff_rasterio"
-needs_real = pytest.mark.skipif(
-    not GEOTIFF.is_dir(), reason=f"real GeoTIFF samples not found at {GEOTIFF} (shared/realdata)"
-)
+needs_real = requires_realdata("geotiff_rasterio")
 
 
 def tables(raw_dir: Path, on_error: str = "raise") -> dict:

@@ -9,16 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 from pydantic import ValidationError
+from scibench_testing.realdata import REALDATA, requires_realdata
 
 from stages.sources import camels_us
 from stages.sources.camels_us import ForcingHeader, Params, RawFormatError
 from stages.tables import collect
 
-REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
 CAMELS = REALDATA / "camels_us"
-needs_real = pytest.mark.skipif(
-    not CAMELS.is_dir(), reason=f"real CAMELS-US sample not found at {CAMELS} (shared/realdata)"
-)
+needs_real = requires_realdata("camels_us")
 PRODUCTS = ("daymet", "maurer", "nldas", "maurer_extended")
 BASINS = ("01022500", "01547700", "02064000", "03015500")
 VARIABLES = ["dayl_s", "prcp_mm_d", "srad_w_m2", "swe_mm", "tmax_c", "tmin_c", "vp_pa"]

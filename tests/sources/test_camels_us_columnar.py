@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from scibench_testing.realdata import REALDATA, requires_realdata
 
 from stages.sources import camels_us
 from stages.sources.camels_us_columnar import (
@@ -18,11 +19,8 @@ from stages.sources.camels_us_columnar import (
 )
 from stages.synthesize import camels_us as camels_synth
 
-REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
 CAMELS = REALDATA / "camels_us"
-needs_real = pytest.mark.skipif(
-    not CAMELS.is_dir(), reason=f"real CAMELS-US sample not found at {CAMELS} (shared/realdata)"
-)
+needs_real = requires_realdata("camels_us")
 HEADER = ("  44.82\n 133.00\n 587675987\n"
           "Year Mnth Day Hr dayl(s) prcp(mm/day) srad(W/m2) swe(mm) tmax(C) tmin(C) vp(Pa)\n")
 FORCING = "2000 01 {:02d} 12\t31185.97\t0.00\t189.56\t0.00\t-2.36\t-14.36\t202.51\n"

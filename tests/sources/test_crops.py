@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from pydantic import ValidationError
+from scibench_testing.realdata import REALDATA, requires_realdata
 
 from stages.repository import validate_table
 from stages.sources import crops
@@ -17,11 +18,8 @@ from stages.sources.crops import Params
 from stages.sources.crops_khaki import BUSHEL_T_HA, read_khaki_locations, read_khaki_samples
 from stages.tables import RawFormatError
 
-REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
 CYBENCH = REALDATA / "cybench"
-needs_real = pytest.mark.skipif(
-    not CYBENCH.is_dir(), reason=f"real CY-Bench sample not found at {CYBENCH} (shared/realdata)"
-)
+needs_real = requires_realdata("cybench")
 ROWS = {  # data rows of every real file (FORMATS.md section 2.2)
     ("maize", "yield"): 129, ("maize", "meteo"): 48, ("maize", "fpar"): 9744, ("maize", "ndvi"): 11757,
     ("maize", "soil"): 12, ("maize", "crop_calendar"): 12, ("wheat", "yield"): 242,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from scibench_testing.realdata import REALDATA, requires_realdata
 
 from stages.repository import validate_table
 from stages.sources import fluxnet_ch4
@@ -16,13 +16,10 @@ from stages.sources.fluxnet_ch4 import Params, RawFormatError
 from stages.sources.fluxnet_ch4_columns import describe, describe_unknown
 from stages.tables import collect
 
-REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
 FLUXNET = REALDATA / "fluxnet_ch4"
 AMERIFLUX = REALDATA / "ameriflux_base"
-needs_real = pytest.mark.skipif(
-    not FLUXNET.is_dir(), reason=f"real FLUXNET-CH4 sample not found at {FLUXNET} (shared/realdata)")
-needs_ameriflux = pytest.mark.skipif(
-    not AMERIFLUX.is_dir(), reason=f"real AmeriFlux BASE sample not found at {AMERIFLUX} (shared/realdata)")
+needs_real = requires_realdata("fluxnet_ch4")
+needs_ameriflux = requires_realdata("ameriflux_base")
 REAL_DAILY = {  # site -> (rows, first day, last day, columns in the file, FCH4 null days, QC 1 / QC 3 days)
     "US-EDN": (273, dt.date(2018, 1, 1), dt.date(2018, 9, 30), 46, 107, 182, 91),
     "BW-Gum": (365, dt.date(2018, 1, 1), dt.date(2018, 12, 31), 35, 174, 287, 78),

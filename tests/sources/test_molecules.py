@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 from rdkit import Chem
 from rdkit.Chem import rdFingerprintGenerator
 from scibench_testing.molecules import records_of, tables, write
+from scibench_testing.realdata import REALDATA, realdata, requires_realdata
 
 from stages.hashing import content_hash
 from stages.repository import validate_table, write_tables
@@ -17,11 +16,8 @@ from stages.sources.molecules import Params, RawFormatError
 from stages.sources.molecules_records import Record
 from stages.tables import Table
 
-REALDATA = Path(__file__).resolve().parents[2].parent / "shared" / "realdata"
 MOLECULES = REALDATA / "molecules_rdkit"
-needs_real = pytest.mark.skipif(
-    not MOLECULES.is_dir(), reason=f"real molecule files not found at {MOLECULES} (shared/realdata)"
-)
+needs_real = requires_realdata("molecules_rdkit")
 RECORDS = {"solubility.train.sdf": 1025, "cdk2.sdf": 47, "chiral.mol": 1, "input.mol": 1,
            "bzr.smi": 10, "invalid.mol": 0}
 INVALID_PROBLEM = ("record 1: RDKit cannot read the molecule: Explicit valence for atom # 6 N, 4, is"
@@ -33,8 +29,7 @@ CDK2_TAGS = {"id", "Cluster", "MODEL.SOURCE", "MODEL.CCRATIO", "r_mmffld_Potenti
 
 @pytest.fixture(scope="module")
 def real_tables() -> list[Table]:
-    if not MOLECULES.is_dir():
-        pytest.skip(f"real molecule files not found at {MOLECULES} (shared/realdata)")
+    realdata("molecules_rdkit")
     params = Params(on_error="quarantine", numeric_tags={"SOL": "log10(mol/L)"})
     return list(molecules.read(MOLECULES, params))
 

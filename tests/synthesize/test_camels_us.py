@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from pydantic import ValidationError
 from scibench_testing.files import folder_bytes
+from scibench_testing.realdata import realdata, requires_realdata
 from scipy.stats import spearmanr
 
 from stages.sources import camels_us as reader
@@ -18,10 +19,6 @@ from stages.synthesize.camels_us import Params
 from stages.synthesize.camels_us_basins import FILE_COLUMNS
 from stages.tables import collect
 
-REAL_ATTRIBUTES = (
-    Path(__file__).resolve().parents[2].parent / "shared" / "realdata" / "camels_us"
-    / "camels_attributes_v2.0"
-)
 TINY = Params(n_basins=8, first_year=2000, last_year=2002)
 DEFAULT = Params(n_basins=20, first_year=2000, last_year=2009)
 FORCING_ROW = re.compile(r"\d{4} \d{2} \d{2} 12(\t-?\d+\.\d{2}){7}")
@@ -75,9 +72,14 @@ def test_attribute_files_have_the_real_columns(tiny):
         path = tiny / "camels_attributes_v2.0" / f"camels_{group}.txt"
         header = path.read_text().split("\n", 1)[0]
         assert header == ";".join(["gauge_id", *columns.split()])
-        real = REAL_ATTRIBUTES / path.name
-        if real.is_file():
-            assert header == real.read_text().split("\n", 1)[0]
+
+
+@requires_realdata("camels_us", "camels_attributes_v2.0")
+@pytest.mark.parametrize("group", sorted(FILE_COLUMNS))
+def test_attribute_headers_are_the_real_files_headers(tiny, group):
+    real = realdata("camels_us", "camels_attributes_v2.0", f"camels_{group}.txt")
+    header = (tiny / "camels_attributes_v2.0" / real.name).read_text().split("\n", 1)[0]
+    assert header == real.read_text().split("\n", 1)[0]
 
 
 def test_tiny_files_parse_with_the_readers(tiny):

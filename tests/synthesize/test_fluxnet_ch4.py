@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from pydantic import ValidationError
 from scibench_testing.files import folder_bytes
+from scibench_testing.realdata import REALDATA, requires_realdata
 
 from stages.repository import validate_table
 from stages.sources import fluxnet_ch4 as reader
@@ -18,7 +19,7 @@ from stages.synthesize.fluxnet_ch4 import Params
 from stages.synthesize.fluxnet_ch4_sites import META_NAME, draw_sites
 from stages.tables import collect
 
-REAL = Path(__file__).resolve().parents[2].parent / "shared" / "realdata" / "fluxnet_ch4"
+REAL = REALDATA / "fluxnet_ch4"
 TINY = Params(n_sites=3, first_year=2018, last_year=2018)
 MEDIUM = Params(n_sites=10, first_year=2018, last_year=2018)
 NUMBER = re.compile(r"-?\d+(\.\d+)?(e-\d\d)?")
@@ -69,7 +70,7 @@ def test_tiny_files_are_in_the_native_layout(tiny):
     assert meta[0].startswith("SITE_ID,SITE_NAME,FLUXNET-CH4_DATA_POLICY,COUNTRY,LAT,LON,IGBP,")
 
 
-@pytest.mark.skipif(not REAL.is_dir(), reason=f"real FLUXNET-CH4 sample not found at {REAL}")
+@requires_realdata("fluxnet_ch4")
 def test_daily_columns_come_in_the_real_files_order(tiny):
     real_headers = [p.read_text().split("\n", 1)[0].split(",") for p in sorted(REAL.rglob("*_DD_*.csv"))]
     for path in tiny.rglob("*_DD_*.csv"):
