@@ -114,16 +114,32 @@ class RawFormatError(ValueError):
         super().__init__(f"{where}: {problem}")
 
 
-QUARANTINE_COLUMNS = ("file", "line", "problem")
+@dataclass(frozen=True)
+class NonFinite:
+    """Non-finite tokens (inf, -inf, nan) of one column of one file that a reader kept as nulls."""
+
+    path: Path | str
+    column: str  # as named in the raw file
+    count: int
 
 
-def quarantine_table(errors: list[RawFormatError]) -> Table:
-    """Turn the errors a reader set aside into the `quarantine` table a stage publishes."""
-    rows = sorted((e.path, -1 if e.line is None else e.line, e.problem) for e in errors)
-    frame = pd.DataFrame(rows, columns=list(QUARANTINE_COLUMNS)).astype(
-        {"file": "string", "line": "int64", "problem": "string"}
-    )
-    return Table("quarantine", frame, keys=("file", "line"), units={"problem": "1"})
+QUARANTINE_COLUMNS = {"file": "string", "line": "int64", "column": "string", "problem": "string", "count": "Int64"}
+QUARANTINE_KEYS = ("file", "line", "problem")
+
+
+def quarantine_table(errors: list[RawFormatError], nonfinite: Iterable[NonFinite] = ()) -> Table:
+    """Turn what a reader set aside into the `quarantine` table a stage publishes.
+
+    An error (a file or record left out) gives `file, line, problem`, line -1 when it has none,
+    `column` and `count` null. A `NonFinite` (values kept as nulls, the file is read) gives one row
+    per file and column: line -1, the raw `column`, a problem naming it, and the `count`.
+    """
+    rows = [(e.path, -1 if e.line is None else e.line, None, e.problem, None) for e in errors]
+    rows += [(str(n.path), -1, n.column, f"non-finite value (inf/-inf/nan) in column {n.column} set to null",
+              n.count) for n in nonfinite]
+    rows.sort(key=lambda row: (row[0], row[1], row[3]))
+    frame = pd.DataFrame(rows, columns=list(QUARANTINE_COLUMNS)).astype(QUARANTINE_COLUMNS)
+    return Table("quarantine", frame, keys=QUARANTINE_KEYS, units={"column": "1", "problem": "1", "count": "1"})
 
 
 def finite_float(token: str) -> float | None:

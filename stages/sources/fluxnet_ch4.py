@@ -21,6 +21,14 @@ a known offset is an error. With `time_reference="local_standard"` they stay nai
 time (unit "local standard time"). `unknown_columns="keep"` keeps a variable whose base name is not
 in the vocabulary (lower-cased, unit "unknown"); "raise" makes it an error.
 
+Non-finite values: published `_DD_` (and `_HH_`) files carry the tokens `inf` / `-inf` in derived
+columns (e.g. `RECO_NT`, `GPP_NT`). They are values the product ships, not a broken file: each one
+(and any `nan`, in any case, or a literal too large for float64) becomes null like `-9999`, and
+the `quarantine` table gets one row per file and column with the count (`line` -1, `column` the
+raw name, `problem` "non-finite value (inf/-inf/nan) in column <name> set to null"), whatever
+`on_error` says. The file and its site are kept; in a `_QC` flag column such a value is a missing
+flag, and in an ANN gap-filled column it does not count as the forbidden -9999.
+
 Data: Delwiche, K. B. et al. (2021), ESSD 13, 3607-3689, doi:10.5194/essd-13-3607-2021;
 Knox, S. H. et al. (2019), BAMS 100, 2607-2632, doi:10.1175/BAMS-D-18-0268.1.
 """
@@ -47,7 +55,7 @@ from stages.sources.fluxnet_ch4_files import (
 from stages.sources.fluxnet_ch4_jobs import FileJob, FileScan, file_jobs
 from stages.sources.fluxnet_ch4_stack import Stacker
 from stages.sources.fluxnet_ch4_stream import halfhourly_stream
-from stages.tables import RawFormatError, StreamedTables, Table, quarantine_table
+from stages.tables import NonFinite, RawFormatError, StreamedTables, Table, quarantine_table
 
 CITATION = (
     "Delwiche, K. B. et al. (2021): FLUXNET-CH4: a global, multi-ecosystem dataset and analysis of"
@@ -111,7 +119,9 @@ def read(raw_dir: Path, params: Params) -> Iterator[Table | StreamedTables]:
     scan.finish()
     yield Table("daily", daily.frame(), ("site_id", "date"), daily.units | {"date": "local standard date"})
     yield _sites_table(files, known, scan.parsed["daily"], scan.parsed["subdaily"], metadata, offsets, time_unit)
-    yield quarantine_table(errors)
+    kept = [(job.found.path, scan.parsed[job.kind].get(job.site_id)) for job in jobs]
+    yield quarantine_table(errors, [NonFinite(path, column, count) for path, series in kept if series is not None
+                                    for column, count in series.nonfinite.items()])
 
 
 def read_daily(raw_dir: Path, site: str, unknown_columns: UnknownColumns = "keep") -> pd.DataFrame:

@@ -3,17 +3,19 @@
 Rows are parsed with the pyarrow csv reader (multithreaded, typed columns selected by name, exact
 shortest-round-trip floats, CRLF accepted, quoting disabled); variable columns stay Arrow columns
 with the `-9999` sentinel in place until they are copied into the stacked output. The checks are
-vectorised; when one fails (a field pyarrow cannot parse, a value that is not finite) the file is
-re-read line by line to name the first bad line and field. Leading `#` comment lines (AmeriFlux
-BASE) are skipped; blank lines are ignored but still counted, so every line number is the physical
-line in the file.
+vectorised; when one fails (a field pyarrow cannot parse) the file is re-read line by line to name
+the first bad line and field. Non-finite tokens (`inf`, `-inf`, `nan` in any case, and literals
+too large for float64) are values the published product ships in derived columns: they become NaN
+(null in the tables) and are counted per column (`RawCsv.nonfinite`) for the quarantine report.
+Leading `#` comment lines (AmeriFlux BASE) are skipped; blank lines are ignored but still counted,
+so every line number is the physical line in the file.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +27,9 @@ from stages.tables import RawFormatError, calendar_dates, finite_float
 
 SENTINEL = -9999.0
 _DIGITS = re.compile(r"\d+")
+# what the pyarrow parser takes as a float64 (ASCII digits; inf, infinity and nan in any case)
+_FLOAT = re.compile(r"[ \t]*[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|inf(inity)?|nan(\([^)]*\))?)[ \t]*",
+                    re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -35,8 +40,9 @@ class RawCsv:
     header_line: int  # 1-based physical line of the column header
     names: tuple[str, ...]
     stamps: dict[str, np.ndarray]  # the time columns, int64
-    columns: dict[str, pa.ChunkedArray]  # the variable columns in file order, float64, all finite
+    columns: dict[str, pa.ChunkedArray]  # the variable columns in file order, float64 (NaN where non-finite)
     rows: int
+    nonfinite: dict[str, int] = field(default_factory=dict)  # raw column -> non-finite tokens set to NaN
 
 
 def read_raw_csv(path: Path, time_columns: tuple[str, ...]) -> RawCsv:
@@ -54,22 +60,33 @@ def read_raw_csv(path: Path, time_columns: tuple[str, ...]) -> RawCsv:
         )
     except (pa.ArrowInvalid, UnicodeDecodeError):
         table = None
-    if table is not None:
-        columns = {name: table.column(name) for name in names if name not in time_columns}
-        if all(_all_finite(column) for column in columns.values()):
-            if table.num_rows == 0:
-                raise RawFormatError(path, header_line, "no data rows after the column header")
-            stamps = {name: table.column(name).to_numpy() for name in time_columns}
-            return RawCsv(path, header_line, names, stamps, columns, table.num_rows)
-    raise _diagnose(path, header_line, names, time_columns)
+    if table is None:
+        raise _diagnose(path, header_line, names, time_columns)
+    if table.num_rows == 0:
+        raise RawFormatError(path, header_line, "no data rows after the column header")
+    columns, nonfinite = {}, {}
+    for name in names:
+        if name not in time_columns:
+            columns[name], count = _finite_or_nan(table.column(name))
+            nonfinite |= {name: count} if count else {}
+    stamps = {name: table.column(name).to_numpy() for name in time_columns}
+    return RawCsv(path, header_line, names, stamps, columns, table.num_rows, nonfinite)
 
 
-def _all_finite(column: pa.ChunkedArray) -> bool:
-    """No NaN or infinity: one summation decides, chunk-wise isfinite confirms a non-finite sum."""
+def _finite_or_nan(column: pa.ChunkedArray) -> tuple[pa.ChunkedArray, int]:
+    """The column with every infinity as NaN, and how many values are not finite.
+
+    One summation decides for the usual all-finite column; a non-finite sum (or an overflowing
+    one) is confirmed value by value.
+    """
     total = pc.sum(column).as_py()
     if total is None or math.isfinite(total):
-        return True
-    return all(np.isfinite(chunk.to_numpy()).all() for chunk in column.chunks)  # overflow, not bad data
+        return column, 0
+    finite = pc.is_finite(column)
+    count = column.length() - pc.sum(finite).as_py()
+    if not count:
+        return column, 0  # the sum overflowed: large values, not bad data
+    return pc.if_else(finite, column, pa.scalar(math.nan)), count
 
 def line_of_row(raw: RawCsv, row: int) -> int:
     """The physical line number of data row `row` (0-based), skipping blank lines as the parser."""
@@ -188,7 +205,7 @@ def read_header(path: Path, time_columns: tuple[str, ...]) -> tuple[int, str]:
 
 def _diagnose(path: Path, header_line: int, names: tuple[str, ...],
               time_columns: tuple[str, ...]) -> RawFormatError:
-    """The error for the first line the fast parser could not turn into finite numbers."""
+    """The error for the first line the fast parser could not turn into numbers."""
     lines = _lines(path)
     rows = [(n, line) for n, line in enumerate(lines, 1) if n > header_line and line.strip()]
     if not rows:
@@ -198,11 +215,11 @@ def _diagnose(path: Path, header_line: int, names: tuple[str, ...],
         if len(fields) != len(names):
             return RawFormatError(path, number, f"expected {len(names)} fields, found {len(fields)}"
                                   f"{_hint(line)}")
-        for name, field in zip(names, fields, strict=True):
-            if name in time_columns and not _DIGITS.fullmatch(field) and field != "-9999":
-                return RawFormatError(path, number, f"value {field!r} in {name} is not an integer "
+        for name, token in zip(names, fields, strict=True):
+            if name in time_columns and not _DIGITS.fullmatch(token) and token != "-9999":
+                return RawFormatError(path, number, f"value {token!r} in {name} is not an integer "
                                       "timestamp")
-            if name not in time_columns and finite_float(field) is None:
-                what = "empty value" if field == "" else f"value {field!r}"
+            if name not in time_columns and not _FLOAT.fullmatch(token):
+                what = "empty value" if token == "" else f"value {token!r}"
                 return RawFormatError(path, number, f"{what} in column {name} is not a number")
     return RawFormatError(path, None, "rows could not be parsed")

@@ -5,12 +5,13 @@ sub-daily starts on the 30/60-minute grid with `TIMESTAMP_END = TIMESTAMP_START 
 flags in {0, 1, 2, 3}, and no -9999 in ANN gap-filled (`_F_ANNOPTLM`) columns, which the product
 documents as never missing. Unsorted rows are accepted and sorted. Every check is vectorised over
 the whole file; the first failing row is named by its physical line. The -9999 -> null step
-happens when `fluxnet_ch4_stack` copies the columns into the stacked table.
+happens when `fluxnet_ch4_stack` copies the columns into the stacked table; non-finite tokens are
+NaN already (see `fluxnet_ch4_csv`) and pass every check as missing values.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +49,7 @@ class SiteSeries:
     flags: frozenset[str] = frozenset()  # the `_QC` flag columns (stored as Int8)
     step_min: int | None = None
     utc: bool = False
+    nonfinite: dict[str, int] = field(default_factory=dict)  # raw column -> non-finite values set to null
 
     @property
     def rows(self) -> int:
@@ -64,7 +66,7 @@ def read_daily_file(found: DataFile, unknown_columns: str) -> SiteSeries:
     if duplicate is not None:
         raise duplicate
     columns, units, flags = _variables(raw, unknown_columns)
-    return _sorted({"date": dates}, columns, units, flags, None, utc=False)
+    return _sorted({"date": dates}, columns, units, flags, None, utc=False, nonfinite=raw.nonfinite)
 
 
 def read_subdaily_file(found: DataFile, utc_offset_h: float | None, unknown_columns: str) -> SiteSeries:
@@ -92,7 +94,7 @@ def read_subdaily_file(found: DataFile, utc_offset_h: float | None, unknown_colu
         shift = np.timedelta64(int(round(utc_offset_h * 60)), "m")
         start, end = start - shift, end - shift
     times = {"timestamp_start": start, "timestamp_end": end}
-    return _sorted(times, columns, units, flags, step, utc=utc_offset_h is not None)
+    return _sorted(times, columns, units, flags, step, utc=utc_offset_h is not None, nonfinite=raw.nonfinite)
 
 
 def subdaily_columns(found: DataFile, unknown_columns: str) -> dict[str, tuple[str, bool]]:
@@ -144,13 +146,13 @@ def time_array(values: np.ndarray, utc: bool) -> object:
 
 
 def _sorted(times: dict[str, np.ndarray], columns: dict[str, pa.ChunkedArray], units: dict[str, str],
-            flags: frozenset[str], step: int | None, utc: bool) -> SiteSeries:
+            flags: frozenset[str], step: int | None, utc: bool, nonfinite: dict[str, int]) -> SiteSeries:
     key = next(iter(times.values()))
     if len(key) > 1 and not (key[1:] > key[:-1]).all():
         order = np.argsort(key, kind="stable")
         times = {n: v[order] for n, v in times.items()}
         columns = {n: v.take(pa.array(order)) for n, v in columns.items()}
-    return SiteSeries(times, columns, units, flags, step, utc)
+    return SiteSeries(times, columns, units, flags, step, utc, nonfinite)
 
 
 def _step(raw: RawCsv, found: DataFile, minutes: np.ndarray) -> int:
@@ -214,8 +216,8 @@ def _check_values(raw: RawCsv, name: str, values: np.ndarray, variable: names.Va
         row = int(np.argmax(missing))
         raise row_error(raw, row, f"unexpected sentinel -9999 in column {name} (ANN gap-filled"
                                   " values are never missing)")
-    if variable.is_flag:
-        bad = ~missing & ~np.isin(values, sorted(names.QC_FLAGS))
+    if variable.is_flag:  # NaN: a non-finite token, already counted and set to null
+        bad = ~missing & ~np.isnan(values) & ~np.isin(values, sorted(names.QC_FLAGS))
         if bad.any():
             row = int(np.argmax(bad))
             raise row_error(raw, row, f"QC flag {values[row]:g} in column {name} outside {{0, 1, 2, 3}}")

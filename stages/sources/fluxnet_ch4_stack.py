@@ -149,7 +149,7 @@ class Stacker:
     def _copy(self, column: str, values: pa.ChunkedArray, begin: int, end: int) -> None:
         if column in self._masks:
             raw = values.to_numpy()
-            missing = raw == SENTINEL
+            missing = (raw == SENTINEL) | np.isnan(raw)  # NaN: a non-finite token
             self._values[column][begin:end] = np.where(missing, 0, raw)
             self._masks[column][begin:end] = missing
             return

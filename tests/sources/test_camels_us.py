@@ -370,7 +370,8 @@ def test_quarantine_records_the_bad_basin_and_keeps_the_others(tmp_path):
         collect(camels_us.read(tmp_path, Params()))
     tables = {n: t.frame for n, t in collect(camels_us.read(tmp_path, Params(on_error="quarantine"))).items()}
     assert tables["quarantine"].to_dict("records") == [
-        {"file": str(bad), "line": 6, "problem": "duplicated date 2000-01-01 (first at line 5)"}]
+        {"file": str(bad), "line": 6, "column": None, "problem": "duplicated date 2000-01-01 (first at line 5)",
+         "count": None}]
     assert tables["daily"]["gauge_id"].unique().tolist() == ["01022500"]
     headers = tables["attributes"].set_index("gauge_id")["header_area_m2"]
     assert headers.isna().tolist() == [False, True]

@@ -231,9 +231,10 @@ def test_quarantine_keeps_the_other_files(tmp_path):
         list(crops.read(tmp_path, Params()))
     read = tables(tmp_path, on_error="quarantine")
     assert read["quarantine"].to_dict("records") == [
-        {"file": str(stray), "line": -1, "problem": "csv file fits neither <crop>/<CC>/<source>_<crop>_<CC>.csv"
-                                                    " (CY-Bench) nor khaki/<crop>_*.csv"},
-        {"file": str(bad), "line": 3, "problem": "duplicated adm_id NL11 and harvest_year 2008 (first at line 2)"}]
+        {"file": str(stray), "line": -1, "column": None, "count": None,
+         "problem": "csv file fits neither <crop>/<CC>/<source>_<crop>_<CC>.csv (CY-Bench) nor khaki/<crop>_*.csv"},
+        {"file": str(bad), "line": 3, "column": None, "count": None,
+         "problem": "duplicated adm_id NL11 and harvest_year 2008 (first at line 2)"}]
     assert len(read["fpar"]) == 3 and len(read["yield"]) == 0
 
 

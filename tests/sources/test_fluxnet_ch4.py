@@ -171,3 +171,35 @@ def test_unknown_names_are_recognised_as_such():
     assert describe("FC_SSITC_TEST") is None and describe("XYZ") is None and describe("TAX") is None
     assert describe_unknown("FC_SSITC_TEST").column == "fc_ssitc_test"
     assert describe_unknown("FC_SSITC_TEST").unit == "unknown"
+
+
+# --- non-finite tokens in real-shaped daily text ---------------------------------------------------
+
+
+@needs_real
+def test_inf_tokens_in_derived_columns_of_a_real_shaped_daily_file_become_nulls_and_counts(tmp_path):
+    name = "FLX_CA-SCB_FLUXNET-CH4_2014-2017_1-1/FLX_CA-SCB_FLUXNET-CH4_DD_2014-2017_1-1.csv"
+    header, *rows = (FLUXNET / name).read_text().splitlines()[:6]  # the real header and first 5 days
+    names = header.split(",")
+    replaced = {(0, "RECO_NT"): "inf", (1, "RECO_NT"): "-inf", (2, "GPP_DT"): "-inf", (2, "RECO_NT"): "inf",
+                (3, "FCH4_F_ANNOPTLM"): "nan", (4, "FCH4_F_ANNOPTLM_QC"): "NaN"}
+    fields = [row.split(",") for row in rows]
+    for (row, column), token in replaced.items():
+        fields[row][names.index(column)] = token
+    path = tmp_path / name
+    path.parent.mkdir()
+    path.write_text("\n".join([header, *(",".join(f) for f in fields)]) + "\n")
+    tables = {n: t.frame for n, t in collect(fluxnet_ch4.read(tmp_path, Params())).items()}
+    problem = "non-finite value (inf/-inf/nan) in column {} set to null"
+    assert tables["quarantine"][["file", "line", "column", "problem", "count"]].values.tolist() == [
+        [str(path), -1, column, problem.format(column), count]
+        for column, count in (("FCH4_F_ANNOPTLM", 1), ("FCH4_F_ANNOPTLM_QC", 1), ("GPP_DT", 1), ("RECO_NT", 3))]
+    daily = tables["daily"]
+    real = fluxnet_ch4.read_daily(FLUXNET, "CA-SCB").iloc[:5]
+    assert daily["reco_nt_umol_m2_s"].isna().tolist() == [True, True, True, False, False]
+    assert daily["gpp_dt_umol_m2_s"].isna().tolist() == [False, False, True, False, False]
+    assert daily["fch4_f_annoptlm_nmol_m2_s"].isna().tolist() == [False, False, False, True, False]
+    assert daily["fch4_f_annoptlm_qc"].isna().tolist() == [False, False, False, False, True]
+    untouched = [c for c in real.columns if c not in ("date", "reco_nt_umol_m2_s", "gpp_dt_umol_m2_s",
+                                                       "fch4_f_annoptlm_nmol_m2_s", "fch4_f_annoptlm_qc")]
+    pd.testing.assert_frame_equal(daily[untouched].reset_index(drop=True), real[untouched].reset_index(drop=True))

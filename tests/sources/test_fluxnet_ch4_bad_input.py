@@ -83,7 +83,7 @@ def test_a_small_halfhourly_file_in_utc_with_float_sentinels(tmp_path):
                                                  "be separated by commas, found ';')"),
     ([DD[0], DD[1], DD[2].replace(",1.2,", ",1.2x,")], 3, "value '1.2x' in column P is not a number"),
     ([DD[0], DD[1], DD[2].replace(",-9999,", ",,")], 3, "empty value in column TA is not a number"),
-    ([DD[0], DD[1].replace(",1.5,", ",NaN,")], 2, "value 'NaN' in column TA is not a number"),
+    ([DD[0], DD[1].replace(",1.5,", ",1.5x,")], 2, "value '1.5x' in column TA is not a number"),
     ([*DD[:3], DD[2]], 4, "duplicated TIMESTAMP 20180102 (first at line 3)"),
     ([DD[0], DD[1].replace("20180101", "20180230")], 2, "impossible date in TIMESTAMP 20180230"),
     ([DD[0], DD[1].replace("20180101", "2018011")], 2,
@@ -190,7 +190,8 @@ def test_quarantine_keeps_the_other_files_and_records_the_bad_one(tmp_path):
         list(fluxnet_ch4.read(tmp_path, Params()))
     tables = {n: t.frame for n, t in collect(fluxnet_ch4.read(tmp_path, Params(on_error="quarantine"))).items()}
     assert tables["quarantine"].to_dict("records") == [
-        {"file": str(bad), "line": 3, "problem": "duplicated TIMESTAMP_START 201801010000 (first at line 2)"}]
+        {"file": str(bad), "line": 3, "column": None, "problem": "duplicated TIMESTAMP_START 201801010000 (first"
+         " at line 2)", "count": None}]
     assert tables["daily"]["site_id"].unique().tolist() == ["DE-Xyz", "US-ABC"]
     assert len(tables["halfhourly"]) == 0
     assert tables["sites"]["n_subdaily"].isna().all()
@@ -275,3 +276,38 @@ def test_huge_finite_values_are_numbers_not_parse_errors(tmp_path):
     write(tmp_path, DD_NAME, [DD[0], DD[1].replace(",1.5,", ",1e308,"), DD[2].replace(",-9999,", ",1e308,")])
     frame = fluxnet_ch4.read_daily(tmp_path, "US-Abc")  # their sum overflows; each value is finite
     assert frame["ta_c"].tolist() == [1e308, 1e308]
+
+
+# --- non-finite tokens: kept as nulls, counted per file and column in `quarantine` ---------------
+
+
+def nonfinite_row(path: Path, column: str, count: int) -> dict:
+    return {"file": str(path), "line": -1, "column": column, "count": count,
+            "problem": f"non-finite value (inf/-inf/nan) in column {column} set to null"}
+
+
+@pytest.mark.parametrize("on_error", ["raise", "quarantine"])
+def test_non_finite_tokens_in_daily_and_halfhourly_files_become_nulls_and_counts(tmp_path, on_error):
+    daily = write(tmp_path, DD_NAME, [DD[0], DD[1].replace(",1.5,", ",inf,"), DD[2].replace(",1.2,", ",-INF,"),
+                                      DD[3].replace(",1.1,", ",nan,").replace(",3.0,", ",-inf,")])
+    halfhourly = write(tmp_path, HH_NAME, [HH[0], HH[1].replace(",3.25,", ",Infinity,"),
+                                           HH[2].replace(",3.5,", ",1e400,").replace(",1.0", ",NaN"), HH[3]])
+    tables = {n: t.frame for n, t in collect(fluxnet_ch4.read(tmp_path, Params(
+        on_error=on_error, utc_offsets_h={"US-Abc": -8}))).items()}
+    assert tables["quarantine"].to_dict("records") == [
+        nonfinite_row(daily, "FCH4_F_ANNOPTLM", 1), nonfinite_row(daily, "P", 1), nonfinite_row(daily, "TA", 2),
+        nonfinite_row(halfhourly, "FCH4_F_ANNOPTLM_QC", 1), nonfinite_row(halfhourly, "TS_1", 2)]
+    day = tables["daily"]
+    assert day["ta_c"].isna().tolist() == [True, True, True]  # inf, -9999, -inf
+    assert day["p_mm"].isna().tolist() == [False, True, False]
+    assert day["fch4_f_annoptlm_nmol_m2_s"].isna().tolist() == [False, False, True]  # nan in a never-missing column
+    assert day["fch4_f_annoptlm_qc"].tolist() == [3, 1, 1]
+    half = tables["halfhourly"]
+    assert half["ts_1_c"].isna().tolist() == [True, True, False]
+    assert half["fch4_f_annoptlm_qc"].isna().tolist() == [False, True, False]  # a missing flag
+    assert tables["sites"][["n_days", "n_subdaily"]].values.tolist() == [[3, 3]]
+
+
+def test_non_finite_timestamps_stay_errors(tmp_path):
+    error = daily_error(tmp_path, [DD[0], DD[1].replace("20180101,", "inf,")])
+    assert (error.line, error.problem) == (2, "value 'inf' in TIMESTAMP is not an integer timestamp")

@@ -109,7 +109,7 @@ def test_quarantine_keeps_the_good_files(tmp_path):
     assert error_of(tmp_path).path == str(tmp_path / "bad.h5")
     read = tables(tmp_path, on_error="quarantine")
     assert read["quarantine"].to_dict("records") == [{
-        "file": str(tmp_path / "bad.h5"), "line": -1,
+        "file": str(tmp_path / "bad.h5"), "line": -1, "column": None, "count": None,
         "problem": "not an HDF5 or NetCDF file (no signature; starts with b'sample,c')"}]
     assert set(read["counts"]["file"]) == set(read["datasets"]["file"]) == {"good.h5"}
     assert len(read["counts"]) == 23866

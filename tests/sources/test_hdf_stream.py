@@ -117,7 +117,7 @@ def test_bad_file_in_quarantine_mode_leaves_no_rows(tmp_path):
     write_cube(tmp_path / "good.nc")
     read = collect(hdf.read(tmp_path, Params(on_error="quarantine", batch_rows=3)))
     assert read["quarantine"].frame.to_dict("records") == [{
-        "file": str(tmp_path / "a_bad.nc"), "line": -1,
+        "file": str(tmp_path / "a_bad.nc"), "line": -1, "column": None, "count": None,
         "problem": "/sm: unexpected sentinel -999 at index (2, 1, 0) (not declared as _FillValue or missing_value)"}]
     for name in ("grid", "cells", "datasets"):
         assert set(read[name].frame["file"]) == {"good.nc"}, name

@@ -208,7 +208,7 @@ def test_quarantine_keeps_the_good_files(tmp_path):
         tables(tmp_path)
     read = tables(tmp_path, on_error="quarantine")
     assert read["quarantine"].frame.to_dict("records") == [
-        {"file": str(tmp_path / "bad.tif"), "line": -1,
+        {"file": str(tmp_path / "bad.tif"), "line": -1, "column": None, "count": None,
          "problem": "not a TIFF file (starts with b'not an i')"}]
     assert read["rasters"].frame["file"].tolist() == ["good.tif"]
     assert read["band_stats"].frame["file"].tolist() == ["good.tif"]

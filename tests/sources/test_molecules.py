@@ -63,7 +63,7 @@ def test_invalid_mol_raises_with_rdkits_reason():
 @needs_real
 def test_quarantine_keeps_every_other_real_record(real):
     assert real["quarantine"].to_dict("records") == [
-        {"file": str(MOLECULES / "invalid.mol"), "line": 1, "problem": INVALID_PROBLEM}]
+        {"file": str(MOLECULES / "invalid.mol"), "line": 1, "column": None, "problem": INVALID_PROBLEM, "count": None}]
     counts = real["molecules"].groupby("source_file").size().to_dict()
     assert counts == {name: n for name, n in RECORDS.items() if n}
 

@@ -230,7 +230,8 @@ def test_quarantine_keeps_good_files_and_records(tmp_path):
         list(molecules.read(tmp_path, Params()))
     result = tables(tmp_path, on_error="quarantine")
     problem = "record 2: malformed data header '> LOGS', expected '> <TAG>'"
-    assert result["quarantine"].to_dict("records") == [{"file": str(bad), "line": 25, "problem": problem}]
+    assert result["quarantine"].to_dict("records") == [
+        {"file": str(bad), "line": 25, "column": None, "problem": problem, "count": None}]
     kept = result["molecules"].sort_values(["source_file", "record"])
     assert kept[["source_file", "record"]].values.tolist() == [["good.smi", 1], ["mixed.sdf", 1],
                                                                 ["mixed.sdf", 3]]
