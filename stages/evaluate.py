@@ -83,6 +83,8 @@ def evaluate_query(
         timed_out=attempt.timed_out,
         infra_error=attempt.infra_error,
         answer_text=attempt.answer_text,
+        answer_problem=attempt.answer_problem,
+        limits_hit=list(attempt.limits_hit),
         attempts=attempts,
         wall_seconds=attempt.wall_seconds,
         stdout=attempt.stdout,

@@ -57,12 +57,17 @@ class AlignDomain(Section):
 
 
 class SandboxLimits(Section):
-    """Resource limits for one sandboxed process."""
+    """Resource limits of one sandboxed run; memory, processes and CPU are totals over its processes."""
 
     wall_seconds: float = 600.0
     cpu_seconds: int = 600
     memory_gb: float = 8.0
     file_size_mb: int = 1024
+    processes: int = 512
+    cpu_cores: float = 1.0
+    work_mb: int = 1024
+    tmp_mb: int = 256
+    output_mb: int = 64
 
 
 class SplitParams(Section):

@@ -10,10 +10,11 @@ from pathlib import Path
 
 from stages.agents.program import AgentProgram
 from stages.params import SandboxLimits
-from stages.sandbox import Limits, run_sandboxed
-from stages.workspace import make_workspace, read_answer, remove_workspace
+from stages.sandbox import Collected, Limits, run_sandboxed
+from stages.workspace import ANSWER_FILE, MAX_ANSWER_BYTES, make_workspace, remove_workspace
 
 LOG_TAIL = 4000
+TIME_LIMITS = ("wall", "cpu")
 
 
 @dataclass(frozen=True)
@@ -22,21 +23,42 @@ class Attempt:
 
     answer_text: str | None
     exit_code: int | None
-    timed_out: bool
+    timed_out: bool  # stopped at the wall-clock or the CPU-time limit
     infra_error: str | None
     wall_seconds: float
     stdout: str
     stderr: str
+    limits_hit: tuple[str, ...] = ()
+    answer_problem: str | None = None  # why an answer.json that exists was not taken
 
 
 def sandbox_limits(limits: SandboxLimits) -> Limits:
     """Translate the params.yaml limits into the sandbox's."""
+    memory = int(limits.memory_gb * (1 << 30))
     return Limits(
         wall_seconds=limits.wall_seconds,
         cpu_seconds=limits.cpu_seconds,
-        address_space_bytes=int(limits.memory_gb * (1 << 30)),
+        memory_bytes=memory,
+        address_space_bytes=memory,
         file_size_bytes=limits.file_size_mb << 20,
+        processes=limits.processes,
+        cpu_cores=limits.cpu_cores,
+        work_bytes=limits.work_mb << 20,
+        tmp_bytes=limits.tmp_mb << 20,
+        output_bytes=limits.output_mb << 20,
     )
+
+
+def answer_of(collected: Collected | None) -> tuple[str | None, str | None]:
+    """The answer text and, when a file exists but cannot be taken, the problem with it."""
+    if collected is None or collected.missing:
+        return None, None
+    if collected.data is None:
+        return None, collected.problem
+    try:
+        return collected.data.decode("utf-8"), None
+    except UnicodeDecodeError as error:
+        return None, f"{ANSWER_FILE} is not UTF-8 (byte {error.start})"
 
 
 def run_query(
@@ -57,17 +79,21 @@ def run_query(
             agent_dir=program.agent_dir,
             hidden=hidden,
             extra_env=program.env,
+            collect_files=(ANSWER_FILE,),
+            collect_bytes=MAX_ANSWER_BYTES,
             unsafe_no_sandbox=unsafe_no_sandbox,
         )
-        answer = read_answer(workspace)
     finally:
         remove_workspace(workspace)
+    answer, problem = answer_of(result.files.get(ANSWER_FILE))
     return Attempt(
         answer_text=answer,
         exit_code=result.exit_code,
-        timed_out=result.timed_out,
+        timed_out=any(limit in TIME_LIMITS for limit in result.limits_hit),
         infra_error=result.infra_error,
         wall_seconds=round(result.wall_seconds, 3),
         stdout=result.stdout[-LOG_TAIL:],
         stderr=result.stderr[-LOG_TAIL:],
+        limits_hit=result.limits_hit,
+        answer_problem=problem,
     )

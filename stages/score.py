@@ -51,7 +51,7 @@ def score_split(
         for query_id in sorted(group["query_id"]):
             record = records[keys[query_id]]
             execution = Execution(record.exit_code, record.timed_out, record.infra_error,
-                                  record.answer_text)
+                                  record.answer_text, record.answer_problem)
             per_task[task_id].append(score_query(spec.answer, execution, gold[query_id]))
     return dict(per_task)
 

@@ -2,7 +2,8 @@
 
 <workspace>/prompt.md   the rendered prompt (read-only inside the sandbox)
 <workspace>/data/       the task's public files (read-only inside the sandbox)
-<workspace>/work/       writable; the program writes work/answer.json here
+<workspace>/work/       used only by unsandboxed runs; in the sandbox, work/ is a size-capped
+                        tmpfs whose files the harness copies out as untrusted input
 """
 
 from __future__ import annotations
@@ -30,23 +31,6 @@ def make_workspace(prompt: str, public_dir: Path, parent: Path | None = None) ->
             shutil.copyfile(source, target)
     (workspace / "work").mkdir()
     return workspace
-
-
-def read_answer(workspace: Path) -> str | None:
-    """Return the text of work/answer.json, or None when the program wrote none.
-
-    An oversized or undecodable file is returned as a marker text that will not parse, so it is
-    scored `unparseable` rather than crashing the harness.
-    """
-    path = workspace / "work" / ANSWER_FILE
-    if not path.is_file():
-        return None
-    if path.stat().st_size > MAX_ANSWER_BYTES:
-        return "<answer.json larger than 1 MiB>"
-    try:
-        return path.read_text()
-    except UnicodeDecodeError:
-        return "<answer.json is not UTF-8>"
 
 
 def remove_workspace(workspace: Path) -> None:

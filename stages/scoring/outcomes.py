@@ -59,12 +59,15 @@ class Execution:
         timed_out: Whether the harness stopped the program at the time limit.
         infra_error: A message when the harness itself failed (never the model's fault).
         answer_text: The text of `work/answer.json`, or None when the file was not written.
+        answer_problem: Why an `answer.json` that exists was not taken (a symlink, a hard link,
+            over the size cap, not UTF-8): scored as unparseable.
     """
 
     exit_code: int | None
     timed_out: bool
     infra_error: str | None
     answer_text: str | None
+    answer_problem: str | None = None
 
     @property
     def exec_ok(self) -> bool:
@@ -244,6 +247,8 @@ def classify(spec: AnswerSpec, execution: Execution) -> tuple[Outcome, dict | No
         return Outcome.INFRA_ERROR, None
     if execution.timed_out:
         return Outcome.TIMEOUT, None
+    if execution.answer_problem is not None:
+        return Outcome.UNPARSEABLE, None
     if execution.answer_text is None:
         return (Outcome.NO_OUTPUT if execution.exec_ok else Outcome.EXEC_ERROR), None
     parsed = parse_answer(spec, execution.answer_text)
