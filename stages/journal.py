@@ -1,11 +1,11 @@
-"""The append-only evaluation journal: one JSON line per finished query, keyed by content hashes.
+r"""The append-only evaluation journal: one JSON line per finished query, keyed by content hashes.
 
 The key hashes the task, the query, the agent configuration and the model, so a restarted run skips
 exactly the finished keys and a changed agent or task runs again.
 
 Agents control much of a record (their answer text and output tails), so a record can hold any
 character. Each line is written as pure ASCII JSON (every non-ASCII character escaped, so no
-U+2028, NEL or other line separator reaches the file) and the file is split on `\\n` only. A line
+U+2028, NEL or other line separator reaches the file) and the file is split on `\n` only. A line
 that still does not parse (a crash mid-write, a full disk, a hand edit) is reported in `problems`
 and skipped: it never stops a resume or a scoring run. A trailing partial line is cut on open so
 appends stay line-aligned; a failed append is rolled back to the last complete line.

@@ -169,7 +169,7 @@ def _create_v2(totals: Totals, root: Path, name: str) -> Cgroup | None:
 
 
 def _own_paths() -> dict[str, str]:
-    """controller -> this process's cgroup path, from /proc/self/cgroup ("" for v2)."""
+    """Map each controller to this process's cgroup path, from /proc/self/cgroup ("" for v2)."""
     paths = {}
     for line in Path("/proc/self/cgroup").read_text().splitlines():
         _, controllers, path = line.split(":", 2)

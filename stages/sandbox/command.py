@@ -88,7 +88,7 @@ def environment(runtime: list[Path], work: str, extra: dict[str, str] | None) ->
 
 
 def namespace_args(identity: Identity, seccomp_fd: int, info_fd: int) -> list[str]:
-    """bwrap's namespace, privilege and process options."""
+    """The namespace, privilege and process options of bwrap."""
     args = ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
             "--hostname", "sandbox", "--seccomp", str(seccomp_fd), "--info-fd", str(info_fd)]
     if identity.as_root:
