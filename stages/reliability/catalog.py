@@ -53,7 +53,7 @@ def _answer_link(kind: str) -> Attack:
 ATTACKS: list[Attack] = [
     Attack("read_gold", "leak", "read_gold", expect={"report": {"readable": [], "found": []}}),
     Attack("root_only_files", "leak", "root_files",
-           expect={"report": {"readable": [], "host_root": False}}),
+           expect={"report": {"readable": []}}),
     Attack("proc_sys_writes", "escape", "proc_sys_write", expect={"report": {"writable": []}}),
     Attack("network", "escape", "network",
            expect={"report": {"reached": [], "interfaces": ["lo"]}}),

@@ -97,8 +97,8 @@ def mount_args(
     # The writable tmpfs mounts come before the runtime, which may live under /tmp on the host.
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--perms", "1777", "--size", str(sizes.shm_bytes), "--tmpfs", "/dev/shm"]
+    args += ["--remount-ro", "/dev"]  # under a user namespace bwrap's /dev tmpfs belongs to the user
     args += ["--perms", "1777", "--size", str(sizes.tmp_bytes), "--tmpfs", "/tmp"]
-    args += ["--perms", "0755", "--dir", "/var", "--symlink", "/tmp", "/var/tmp"]
     args += _runtime_binds(runtime_paths, visible)
     visible += [p.resolve() for p in runtime_paths]
     args += _masks(hidden, visible)
@@ -115,7 +115,7 @@ def mount_args(
 def _runtime_binds(runtime_paths: list[Path], visible: list[Path]) -> list[str]:
     """Bind each runtime directory (resolved) not already visible; recreate symlinked spellings."""
     args: list[str] = []
-    made: set[Path] = {Path("/"), Path("/tmp"), Path("/dev"), Path("/var")}
+    made: set[Path] = {Path("/"), Path("/tmp"), Path("/dev")}
     for path in runtime_paths:
         real = path.resolve()
         if not real.is_dir() or any(real.is_relative_to(v) for v in visible):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,7 @@ class Collected:
 
     data: bytes | None
     problem: str | None  # None when `data` holds the whole file
+    owner_uid: int | None = field(default=None, compare=False)  # the host uid that wrote it
 
     @property
     def missing(self) -> bool:
@@ -56,8 +57,8 @@ def collect(work_fd: int, name: str, cap: int) -> Collected:
     finally:
         os.close(fd)
     if len(data) > cap:
-        return Collected(None, f"{name} is larger than {cap} bytes")
-    return Collected(data, None)
+        return Collected(None, f"{name} is larger than {cap} bytes", info.st_uid)
+    return Collected(data, None, info.st_uid)
 
 
 def _read_at_most(fd: int, limit: int) -> bytes:

@@ -1,6 +1,4 @@
-"""Read files only root may read, and find out which host uid the sandbox user is."""
-
-import os
+"""Read files only root may read (who the program is on the host: see tests/test_sandbox.py)."""
 
 from _probe import SECRETS, report
 
@@ -11,9 +9,4 @@ for path in ["/etc/shadow", "/etc/gshadow", "/root/.bash_history", SECRETS["root
         readable.append(path)
     except OSError:
         pass
-host_uid = None
-for line in open("/proc/self/uid_map").read().splitlines():
-    inside, outside, count = map(int, line.split())
-    if inside <= os.getuid() < inside + count:
-        host_uid = outside + os.getuid() - inside
-report(readable=readable, host_root=host_uid == 0)
+report(readable=readable)
