@@ -20,7 +20,7 @@ ifneq ($(UI_URL),)
 export PREFECT_API_URL := $(UI_URL)
 endif
 
-.PHONY: install bubblewrap chromium run test bench mutation lint ui ui-stop api-url clean
+.PHONY: install bubblewrap chromium run test bench reliability mutation lint ui ui-stop api-url clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -54,12 +54,19 @@ run: install
 	dvc repro
 	dvc metrics show
 
+# As root, the sandbox and attack tests run a second time with the harness as an ordinary user.
 test: install chromium
 	pytest
+	@if [ "$$(id -u)" = 0 ]; then echo "sandbox and attack tests as an ordinary user:"; bash tests/unprivileged.sh; fi
+
+# The attack catalog and the sandbox's start overhead -> processed/metrics/reliability.json.
+reliability: install
+	python -m stages.reliability
 
 # Full-scale CAMELS ingest vs the pandas per-file loop and a polars multi-file floor (one run).
 bench: install
 	python -m stages.bench
+	python -m stages.reliability
 
 # Mutation testing: each module in stages/mutation.py's MODULE_TESTS (the one list of modules and the
 # tests that cover them) against only those tests; counts in processed/metrics/mutation.json.
