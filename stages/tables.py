@@ -158,10 +158,12 @@ def calendar_dates(years: np.ndarray, months: np.ndarray, days: np.ndarray) -> t
     """Integer year/month/day arrays as `datetime64[D]`, with a mask of the ones that exist.
 
     Month 13 or 30 February do not roll over into another date: they are marked invalid, so the
-    caller can name the first bad row.
+    caller can name the first bad row. So are years outside 1-9999, which no date type of the
+    tables (Arrow date32 read back as `datetime.date`, pandas timestamps) can hold.
     """
+    valid = (years >= 1) & (years <= 9999) & (months >= 1) & (months <= 12) & (days >= 1) & (days <= 31)
+    years, months, days = (np.where(valid, part, 1) for part in (years, months, days))  # no overflow
     month_start = (years - 1970).astype("datetime64[Y]").astype("datetime64[M]") + (months - 1)
     dates = month_start.astype("datetime64[D]") + (days - 1)
-    valid = (months >= 1) & (months <= 12) & (days >= 1)
     valid &= dates.astype("datetime64[M]") == month_start
     return dates, valid

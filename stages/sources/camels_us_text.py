@@ -27,7 +27,10 @@ FORCING_COLUMNS = {  # lower-cased raw name -> (column, unit)
 FORCING_UNITS = dict(FORCING_COLUMNS.values())
 DATE_PARTS = ("year", "month", "day")
 STREAMFLOW_FIELDS = ["gauge_id", *DATE_PARTS, "qobs_cfs", "qobs_flag"]
-_INTEGER = re.compile(r"[+-]?\d+")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_BLANK = " \t"
+_FIELD_SPLIT = re.compile(r"[ \t]+")
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -118,18 +121,19 @@ def parse_rows(path: Path, first_line: int, names: list[str], kinds: dict) -> pd
     try:
         frame = pd.read_csv(path, sep=r"\s+", header=None, names=names, skiprows=first_line - 1,
                             dtype=kinds, keep_default_na=False, na_values=[], engine="c")
-    except ValueError:  # ParserError, EmptyDataError and UnicodeDecodeError included
+    except (ValueError, OverflowError):  # ParserError, EmptyDataError, UnicodeDecodeError; an int beyond int64
         frame = None
     if frame is not None and len(frame):
         floats = frame[[n for n in names if kinds[n] == "float64"]].to_numpy()
         texts = frame[[n for n in names if kinds[n] == "str"]]
         if np.isfinite(floats).all() and not (texts == "").any().any():
             return frame
+    check_utf8(path)
     rows = data_lines(path, first_line)
     if not rows:
         raise RawFormatError(path, first_line, "file is empty" if first_line == 1 else "no rows")
     for number, line in rows:
-        fields = line.split()
+        fields = _FIELD_SPLIT.split(line.strip(_BLANK))
         if len(fields) != len(names):
             problem = f"expected {len(names)} fields, found {len(fields)}{delimiter_hint(line)}"
             raise RawFormatError(path, number, problem)
@@ -138,13 +142,29 @@ def parse_rows(path: Path, first_line: int, names: list[str], kinds: dict) -> pd
                 raise RawFormatError(path, number, f"value {field!r} in {name} is not a number")
             if kinds[name] == "int64" and not _INTEGER.fullmatch(field):
                 raise RawFormatError(path, number, f"value {field!r} in {name} is not an integer")
+            if kinds[name] == "int64" and not -2**63 <= int(field) < 2**63:
+                raise RawFormatError(path, number, f"value {field} in {name} is outside the 64-bit integer range")
     raise RawFormatError(path, None, "rows could not be parsed")
 
 
+def check_utf8(path: Path) -> None:
+    """Raise for the first line holding a byte sequence that is not UTF-8."""
+    raw = path.read_bytes()
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = len(_LINE_END.findall(raw[:error.start].decode("utf-8"))) + 1
+        raise RawFormatError(path, line, f"not UTF-8 text (byte 0x{raw[error.start]:02x})") from error
+
+
 def data_lines(path: Path, first_line: int) -> list[tuple[int, str]]:
-    """(1-based line number, text) of the non-blank lines the parser turns into rows."""
-    lines = enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1)
-    return [(n, line) for n, line in lines if n >= first_line and line.strip()]
+    """(1-based line number, text) of the non-blank lines the parser turns into rows.
+
+    As for the parser, only LF, CRLF and CR end a line and only spaces and tabs are blank (a
+    no-break space or a form feed is a field's content).
+    """
+    lines = enumerate(_LINE_END.split(path.read_text(encoding="utf-8", errors="replace")), 1)
+    return [(n, line) for n, line in lines if n >= first_line and line.strip(_BLANK)]
 
 
 def error_at_row(path: Path, first_line: int, row: int, problem: str) -> RawFormatError:

@@ -311,6 +311,32 @@ def test_streamflow_errors_name_file_line_and_problem(tmp_path):
     assert (error.line, error.problem) == (1, "file is empty")
 
 
+@pytest.mark.parametrize(("first", "problem"), [  # inputs found by tests/fuzz/test_camels_us.py
+    ("01022500 99999999 01 01   255.00 A:e", "impossible date 99999999-01-01"),
+    ("01022500 18446744073709551616 01 01   255.00 A:e",
+     "value 18446744073709551616 in year is outside the 64-bit integer range"),
+    ("\xa0", "expected 6 fields, found 1"),  # a no-break space is not blank to the parser
+])
+def test_streamflow_rows_found_by_fuzzing(tmp_path, first, problem):
+    error = flow_error(tmp_path, [first, *FLOW[1:]])
+    assert (error.line, error.problem) == (1, problem)
+
+
+def test_non_utf8_streamflow_names_the_line(tmp_path):
+    path = write(tmp_path, FLOW_NAME, FLOW)
+    path.write_bytes(path.read_bytes().replace(b"A:e", b"A:\x80"))
+    with pytest.raises(RawFormatError) as caught:
+        camels_us.read_streamflow(tmp_path, "01022500", 587675987.0)
+    assert (caught.value.line, caught.value.problem) == (1, "not UTF-8 text (byte 0x80)")
+
+
+def test_forcing_rows_found_by_fuzzing(tmp_path):
+    error = forcing_error(tmp_path, HEADER + [ROWS[0].replace("2000 01 01", "99999999 01 01"), *ROWS[1:]])
+    assert (error.line, error.problem) == (5, "impossible date 99999999-01-01")
+    error = forcing_error(tmp_path, HEADER + ROWS + ["\xa0"])
+    assert (error.line, error.problem) == (8, "expected 11 fields, found 1")
+
+
 def test_unsorted_streamflow_is_accepted_and_sorted(tmp_path):
     write(tmp_path, FLOW_NAME, [FLOW[2], FLOW[0]])
     flow = camels_us.read_streamflow(tmp_path, "01022500", 587675987.0)
