@@ -515,3 +515,15 @@ def test_mount_args_make_parents_reachable_and_cap_every_writable_place(tmp_path
     assert str(tmp_path / "absent") not in args
     assert args[-2:] == ["--remount-ro", "/"]
     assert "/home" not in args and "/opt" not in args and str(ws) not in args
+
+
+@needs_bwrap
+def test_writable_mounts_are_nosuid_and_nodev(ws: Path) -> None:
+    code = """
+        for line in open("/proc/self/mountinfo"):
+            fields = line.split()
+            if fields[4] in ("/workspace/work", "/tmp", "/dev/shm"):
+                print(fields[4], "nosuid" in fields[5].split(","), "nodev" in fields[5].split(","))
+    """
+    assert sorted(run_python(ws, code).stdout.splitlines()) == [
+        "/dev/shm True True", "/tmp True True", "/workspace/work True True"]
