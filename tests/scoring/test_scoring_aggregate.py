@@ -136,7 +136,7 @@ def test_delta_perf_is_the_mean_gain_over_paired_tasks():
 
 
 def test_comparisons_need_a_common_task():
-    with pytest.raises(ValueError, match="no task"):
+    with pytest.raises(ValueError, match=r"^no task is scored in both the system and the baseline$"):
         delta_perf({"a": 1.0}, {"b": 1.0})
 
 

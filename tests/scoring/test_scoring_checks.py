@@ -114,11 +114,22 @@ def test_lower_is_better(target, expected):
         # lower-is-better with a perfect (zero) reference
         ("lower is better", (0, None), 0.0, 0.0, 1.0),
         ("lower is better", (0, None), 0.5, 0.0, 0.5),
+        # lower-is-better with a negative reference (mirrored): beating -0.5 earns the full term,
+        # -0.4 falls short at 0.4/0.5 -> 0.10 + 0.40 + 0.50 * 0.8, a positive value earns none
+        ("< 0", (None, None), -0.6, -0.5, 1.0),
+        ("< 0", (None, None), -0.4, -0.5, 0.9),
+        ("< 0", (None, None), 0.5, -0.5, 0.1),
     ],
 )
 def test_metric_reward(target, valid_range, value, reference, expected):
     reward = metric_reward(metric(target, valid_range), value, reference)
     assert reward == pytest.approx(expected, abs=1e-12)
+
+
+def test_target_that_escaped_validation_is_refused_by_name():
+    unchecked = MetricSpec.model_construct(name="m", description="d", target="about 5", valid_range=(None, None))
+    with pytest.raises(ValueError, match=r"^unreadable target 'about 5'$"):
+        target_satisfied(unchecked, 5.0)
 
 
 def test_metric_reward_refuses_a_non_finite_reference():
@@ -160,6 +171,11 @@ def test_metric_reward_refuses_a_non_finite_reference():
         ({"comparator": "<"}, 11.0, 10.0, False),
         ({"comparator": "<"}, 10.99, 10.0, True),
         ({"comparator": "<"}, -50.0, 10.0, True),
+        # far on the wrong side of a strict comparator
+        ({"comparator": ">"}, 5.0, 10.0, False),
+        ({"comparator": "<"}, 20.0, 10.0, False),
+        # float error around a gold of 0 is absorbed (within 1e-12): 0.1 + 0.2 - 0.3 = 5.6e-17
+        ({}, 0.1 + 0.2 - 0.3, 0.0, True),
         # valid range beats tolerance: a correlation of 1.05 is impossible
         ({"valid_range": (-1, 1)}, 1.05, 1.0, False),
         ({"valid_range": (-1, 1)}, 0.95, 1.0, True),
@@ -190,6 +206,16 @@ def test_number_matches(fields, answer, gold, expected):
         ("coordinates", [40.0101, -105.0], [40.0, -105.0], False),
         ("coordinates", [0.0, 179.996], [0.0, -179.996], True),  # across the antimeridian
         ("coordinates", [-105.0, 40.0], [40.0, -105.0], False),
+        # a list item is compared by the gold item's type: a number is never a category
+        ("list", [1.0], ["a"], False),
+        ("list", "a", ["a"], False),  # a string is not a one-item list
+        # coordinates are a list of exactly two finite numbers
+        ("coordinates", 40.0, [40.0, -105.0], False),
+        ("coordinates", [40.0, -105.0, 0.0], [40.0, -105.0], False),
+        ("coordinates", [40.0, "east"], [40.0, -105.0], False),
+        # longitudes wrap every 360 degrees: 361 is 1 degree from 0, 720.005 is 0.005
+        ("coordinates", [0.0, 361.0], [0.0, 0.0], False),
+        ("coordinates", [0.0, 720.005], [0.0, 0.0], True),
     ],
 )
 def test_typed_matches(fmt, answer, gold, expected):

@@ -100,3 +100,18 @@ def test_hypothesis_query_scores_one_or_zero(answer, expected):
 def test_malformed_gold_raises_instead_of_scoring_the_agent(spec, gold):
     with pytest.raises(GoldError):
         score_query(spec, Execution(None, True, None, None), gold)
+
+
+@pytest.mark.parametrize(
+    ("spec", "gold", "message"),
+    [
+        (METRICS, [0.8, 1.2], "gold needs a `metrics` object, got [0.8, 1.2]"),
+        (METRICS, {"metrics": [0.8, 1.2]}, "gold needs a `metrics` object, got {'metrics': [0.8, 1.2]}"),
+        (METRICS, {"metrics": {"nse": 0.8, "rmse": "low"}}, "gold metric rmse: 'low' is not a finite number"),
+        (NUMBER, {"answer": "ten"}, "gold {'answer': 'ten'} does not fit the number format"),
+    ],
+)
+def test_malformed_gold_is_named_in_the_error(spec, gold, message):
+    with pytest.raises(GoldError) as raised:
+        score_query(spec, answered({"answer": 10.0}), gold)
+    assert str(raised.value) == message
