@@ -32,7 +32,7 @@ from stages.layout import METRICS
 MODULE_TESTS: dict[str, tuple[str, ...]] = {
     "stages/scoring": ("tests/scoring",),
     "stages/scopes.py": ("tests/test_scopes.py",),
-    "stages/sandbox": ("tests/test_sandbox.py", "tests/adversarial"),
+    "stages/sandbox": ("tests/sandbox",),
     "stages/journal.py": ("tests/test_journal.py",),
 }
 

@@ -22,4 +22,4 @@ if [ ! -x "$home/venv/bin/pytest" ]; then
 fi
 cd "$home/project"
 as_user "$home/venv/bin/pytest" -q -p no:cacheprovider -o addopts="--import-mode=importlib" \
-    tests/test_sandbox.py tests/adversarial "$@"
+    tests/sandbox tests/adversarial "$@"

@@ -1,4 +1,4 @@
-"""Specification of stages/sandbox: what a program can and cannot do inside the sandbox.
+"""Specification of stages/sandbox as a whole: what a program can and cannot do inside the sandbox.
 
 The attacks (reading the gold, escaping limits, poisoning what the harness reads) are in
 tests/adversarial/; this module states the sandbox's ordinary contract, each limit with its exact
