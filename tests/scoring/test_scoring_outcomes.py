@@ -50,6 +50,16 @@ def test_timeout_wins_over_a_valid_answer_file():
     assert classify(METRICS, run(VALID, exit_code=None, timed_out=True)) == (Outcome.TIMEOUT, None)
 
 
+def test_answer_file_the_harness_refused_is_unparseable_whatever_its_text():
+    refused = Execution(0, False, None, VALID, answer_problem="answer.json is a symlink")
+    assert classify(METRICS, refused) == (Outcome.UNPARSEABLE, None)
+
+
+def test_timeout_wins_over_a_refused_answer_file():
+    refused = Execution(None, True, None, None, answer_problem="answer.json is over the size cap")
+    assert classify(METRICS, refused) == (Outcome.TIMEOUT, None)
+
+
 def test_no_answer_file_with_nonzero_exit_is_exec_error():
     assert classify(METRICS, run(None, exit_code=1)) == (Outcome.EXEC_ERROR, None)
 
