@@ -30,17 +30,21 @@ def ordered_map(function: Callable[[In], Out], items: Iterable[In], workers: int
     if workers < 1 or ahead < 1:
         raise ValueError(f"workers and ahead must be >= 1, got {workers} and {ahead}")
     pending: deque[Future[Out]] = deque()
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        try:
-            for item in items:
-                pending.append(pool.submit(function, item))
-                if len(pending) > ahead:
-                    yield pending.popleft().result()
-            while pending:
+    own: set[int] = set()  # its worker threads
+    pool = ThreadPoolExecutor(max_workers=workers, initializer=lambda: own.add(threading.get_ident()))
+    try:
+        for item in items:
+            pending.append(pool.submit(function, item))
+            if len(pending) > ahead:
                 yield pending.popleft().result()
-        finally:
-            for future in pending:
-                future.cancel()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for future in pending:
+            future.cancel()
+        # An unfinished generator may be closed by the garbage collector on one of its own
+        # workers, which cannot wait for itself.
+        pool.shutdown(wait=threading.get_ident() not in own)
 
 
 _END = object()

@@ -94,3 +94,21 @@ def test_closing_in_background_early_stops_and_closes_the_producer():
     assert next(items) == 0
     items.close()
     assert closed.is_set()
+
+
+def test_closed_on_one_of_its_own_workers_it_does_not_wait_for_that_worker():
+    # the garbage collector may finalize an unfinished ordered_map on any thread, its workers included
+    done, outcome = threading.Event(), {}
+
+    def work(i: int) -> int:
+        if i == 1:
+            try:
+                results.close()  # the generator is suspended at its first yield
+            except RuntimeError as error:
+                outcome["error"] = str(error)
+            done.set()
+        return i
+
+    results = ordered_map(work, range(5), workers=1, ahead=1)
+    assert next(results) == 0
+    assert done.wait(5) and outcome == {}

@@ -7,7 +7,7 @@ vectorised; when one fails (a field pyarrow cannot parse) the file is re-read li
 the first bad line and field. Non-finite tokens (`inf`, `-inf`, `nan` in any case, and literals
 too large for float64) are values the published product ships in derived columns: they become NaN
 (null in the tables) and are counted per column (`RawCsv.nonfinite`) for the quarantine report.
-Leading `#` comment lines (AmeriFlux BASE) are skipped; blank lines are ignored but still counted,
+Leading `#` comment lines (AmeriFlux BASE) are skipped; empty lines are ignored but still counted,
 so every line number is the physical line in the file.
 """
 
@@ -26,7 +26,8 @@ import pyarrow.csv as pcsv
 from stages.tables import RawFormatError, calendar_dates, finite_float
 
 SENTINEL = -9999.0
-_DIGITS = re.compile(r"\d+")
+_DIGITS = re.compile(r"[0-9]+")
+_LINE_END = re.compile(r"\r\n|\r|\n")
 # what the pyarrow parser takes as a float64 (ASCII digits; inf, infinity and nan in any case)
 _FLOAT = re.compile(r"[ \t]*[+-]?(([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?|inf(inity)?|nan(\([^)]*\))?)[ \t]*",
                     re.IGNORECASE)
@@ -89,11 +90,11 @@ def _finite_or_nan(column: pa.ChunkedArray) -> tuple[pa.ChunkedArray, int]:
     return pc.if_else(finite, column, pa.scalar(math.nan)), count
 
 def line_of_row(raw: RawCsv, row: int) -> int:
-    """The physical line number of data row `row` (0-based), skipping blank lines as the parser."""
+    """The physical line number of data row `row` (0-based), skipping empty lines as the parser."""
     lines = _lines(raw.path)
     seen = -1
     for number in range(raw.header_line + 1, len(lines) + 1):
-        if lines[number - 1].strip():
+        if lines[number - 1]:
             seen += 1
             if seen == row:
                 return number
@@ -162,7 +163,8 @@ def _days(raw: RawCsv, column: str, stamps: np.ndarray, digits: int) -> np.ndarr
 
 
 def _lines(path: Path) -> list[str]:
-    return path.read_bytes().decode("utf-8", errors="replace").splitlines()
+    """The physical lines as the parser sees them: only LF, CRLF and CR end one, only "" is blank."""
+    return _LINE_END.split(path.read_bytes().decode("utf-8", errors="replace"))
 
 
 def _hint(line: str) -> str:
@@ -207,7 +209,7 @@ def _diagnose(path: Path, header_line: int, names: tuple[str, ...],
               time_columns: tuple[str, ...]) -> RawFormatError:
     """The error for the first line the fast parser could not turn into numbers."""
     lines = _lines(path)
-    rows = [(n, line) for n, line in enumerate(lines, 1) if n > header_line and line.strip()]
+    rows = [(n, line) for n, line in enumerate(lines, 1) if n > header_line and line]
     if not rows:
         return RawFormatError(path, header_line, "no data rows after the column header")
     for number, line in rows:
