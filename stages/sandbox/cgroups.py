@@ -120,14 +120,16 @@ def create(totals: Totals, root: Path = ROOT) -> Cgroup | None:
 
 def _create_v1(totals: Totals, root: Path, name: str) -> Cgroup | None:
     own = _own_paths()
-    mounts = {c: root / c for c in _V1}
+    # Resolved: cpu and cpuacct are often symlinks to one co-mounted `cpu,cpuacct` hierarchy.
+    mounts = {c: (root / c).resolve() for c in _V1}
     if not all((mounts[c] / "cgroup.procs").exists() for c in _V1):
         return None
     dirs: dict[str, Path] = {}
     try:
         for controller in _V1:
             path = mounts[controller] / own.get(controller, "").lstrip("/") / name
-            path.mkdir()
+            if path not in dirs.values():
+                path.mkdir()
             dirs[controller] = path
         memory = dirs["memory"]
         (memory / "memory.limit_in_bytes").write_text(str(totals.memory_bytes))
