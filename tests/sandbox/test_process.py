@@ -1,0 +1,337 @@
+"""Specification of stages/sandbox/process.py: bounded tails, and `watch` over plain local processes.
+
+The processes here stand in for bwrap and its launcher: they write `x` and `done <status>` on the
+report pipe (their stdin) as the launcher does, so each stop and report path runs without a sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pytest
+from pytest import MonkeyPatch
+
+from stages.sandbox import process
+from stages.sandbox.process import Tail, Watch, _parse, kill_group, signal_quietly, watch
+
+DEADLINE = 20.0  # generous: every watch here ends well within a second
+
+
+def test_a_tail_keeps_the_last_bytes_and_counts_all() -> None:
+    tail = Tail(10)
+    tail.add(b"abcdefgh")
+    assert (tail.text(), tail.total) == ("abcdefgh", 8)
+    tail.add(b"ijklmnop")
+    assert (tail.text(), tail.total) == ("ghijklmnop", 16)
+    tail.add(b"0123456789ABCDEF")
+    assert (tail.text(), tail.total) == ("6789ABCDEF", 32)
+    tail.add(b"")
+    assert (tail.text(), tail.total) == ("6789ABCDEF", 32)
+
+
+def test_a_tail_of_one_byte_chunks() -> None:
+    tail = Tail(3)
+    for byte in b"abcdefg":
+        tail.add(bytes([byte]))
+    assert (tail.text(), tail.total) == ("efg", 7)
+
+
+def test_a_tail_holds_at_most_twice_its_size() -> None:
+    tail = Tail(100)
+    for i in range(1000):
+        tail.add(bytes([65 + i % 26]) * 37)
+        assert len(tail._buffer) <= 200
+    assert tail.total == 37_000
+    assert tail.text() == "".join(chr(65 + i % 26) * 37 for i in range(997, 1000))[-100:]
+
+
+def test_a_chunk_larger_than_the_tail_keeps_only_its_end_in_memory() -> None:
+    tail = Tail(100)
+    tail.add(b"x" * 10_000 + b"y" * 100)
+    assert (len(tail._buffer), tail.text(), tail.total) == (100, "y" * 100, 10_100)
+
+
+def test_the_default_tail_is_twenty_thousand_bytes() -> None:
+    tail = Tail()
+    tail.add(b"a" * 5000 + b"b" * 30_000)
+    assert (tail.size, tail.text(), tail.total) == (20_000, "b" * 20_000, 35_000)
+
+
+def test_undecodable_bytes_are_replaced() -> None:
+    tail = Tail(4)
+    tail.add("é".encode() + b"\xffok")  # the tail starts inside the two-byte é
+    assert tail.text() == "\ufffd\ufffdok"
+
+
+def parsed(report: bytes = b"", info: bytes = b"", **known: object) -> Watch:
+    state = Watch(report=bytearray(report), info=bytearray(info), **known)  # type: ignore[arg-type]
+    _parse(state)
+    return state
+
+
+@pytest.mark.parametrize(("report", "started", "status"), [
+    (b"", False, None),
+    (b"x", True, None),
+    (b"xdone 3\n", True, 3),
+    (b"xdone 0\n", True, 0),
+    (b"xdone 137\n", True, 137),
+    (b"xdone 3", True, None),  # the line is not complete yet
+    (b"xdone", True, None),
+    (b"xdone \n", True, None),
+    (b"xdone three\n", True, None),
+    (b"xexit 3\n", True, None),
+    (b"done 3\n", False, None),  # no start byte: setup failed, whatever the output says
+    (b"ydone 3\n", False, None),
+])
+def test_the_launcher_report(report: bytes, started: bool, status: int | None) -> None:
+    state = parsed(report)
+    assert (state.started, state.done_status) == (started, status)
+
+
+@pytest.mark.parametrize(("info", "pid"), [
+    (b'{\n    "child-pid": 4242\n}\n', 4242),
+    (b'{"child-pid": 2}', 2),
+    (b'{"child-pid": 1}', None),  # never the harness's own init
+    (b'{"child-pid": 0}', None),
+    (b'{"child-pid": -5}', None),
+    (b'{"child-pid": "4242"}', None),
+    (b'{"child-pid": 42.0}', None),
+    (b'{"child-pid": true}', None),
+    (b'{"other": 4242}', None),
+    (b'{\n    "child-pid": 4242', None),  # not complete yet
+    (b'{"child-pid": 4242} trailing}', None),
+    (b"", None),
+])
+def test_the_bwrap_info(info: bytes, pid: int | None) -> None:
+    assert parsed(info=info).sandbox_pid == pid
+
+
+def test_a_known_sandbox_pid_is_kept() -> None:
+    assert parsed(info=b'{"child-pid": 4242}', sandbox_pid=77).sandbox_pid == 77
+
+
+def test_no_report_and_no_info_leave_the_state_as_it_was() -> None:
+    state = parsed()
+    assert (state.started, state.done_status, state.sandbox_pid) == (False, None, None)
+
+
+@dataclass
+class Run:
+    """A local process wired as the sandbox is: stdin is the report pipe's write end."""
+
+    proc: subprocess.Popen[bytes]
+    report_r: int
+    events: list[tuple] = field(default_factory=list)
+
+
+def start(script: str, *argv: str) -> Run:
+    report_r, report_w = os.pipe()
+    proc = subprocess.Popen(["/bin/sh", "-c", script, "sh", *argv], stdin=report_w, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    os.close(report_w)
+    return Run(proc, report_r)
+
+
+def watched(run: Run, *, info_fd: int | None = None, wall_seconds: float = 60.0, output_bytes: int = 1 << 20,
+            over_cpu: Callable[[], bool] = lambda: False, on_stop: str = "kill") -> Watch:
+    """`watch` in a thread with a deadline; every callback is recorded in `run.events`.
+
+    `on_stop` is what `stop` does: "kill" the group, "term" (SIGTERM to the process) or "nothing".
+    """
+
+    def on_done(state: Watch) -> None:
+        run.events.append(("on_done", state.done_status))
+
+    def stop(state: Watch) -> None:
+        run.events.append(("stop", state.stop_reason))
+        if on_stop == "kill":
+            kill_group(run.proc)
+        elif on_stop == "term":
+            signal_quietly(run.proc.pid, signal.SIGTERM)
+
+    def force(state: Watch) -> None:
+        run.events.append(("force",))
+        kill_group(run.proc)
+
+    result: list[Watch] = []
+    thread = threading.Thread(target=lambda: result.append(watch(
+        run.proc, run.report_r, info_fd, wall_seconds=wall_seconds, output_bytes=output_bytes,
+        over_cpu=over_cpu, on_done=on_done, stop=stop, force=force)), daemon=True)
+    thread.start()
+    thread.join(DEADLINE)
+    if thread.is_alive():
+        kill_group(run.proc)
+        thread.join(DEADLINE)
+        pytest.fail(f"watch did not return within {DEADLINE} s; events so far: {run.events}")
+    os.close(run.report_r)
+    return result[0]
+
+
+def readable(fd: int) -> None:
+    """Wait until `fd` has data, without taking it."""
+    assert select.select([fd], [], [], DEADLINE)[0] == [fd]
+
+
+LAUNCHER_LIKE = "printf x >&0; echo out; echo err >&2; printf 'done %s\\n' \"$1\" >&0; exec sleep 60"
+
+
+def test_a_reported_end_is_harvested_then_forced() -> None:
+    run = start(LAUNCHER_LIKE, "3")
+    state = watched(run)
+    assert run.events == [("on_done", 3), ("force",)]
+    assert (state.started, state.done_status, state.stop_reason) == (True, 3, None)
+    assert (state.stdout.text(), state.stderr.text()) == ("out\n", "err\n")
+    assert run.proc.returncode == -signal.SIGKILL
+
+
+def test_a_process_that_never_reports_ends_on_its_own() -> None:
+    run = start("echo 'bwrap: cannot do it' >&2; exit 1")
+    state = watched(run)
+    assert run.events == []
+    assert (state.started, state.done_status, state.stop_reason) == (False, None, None)
+    assert state.stderr.text() == "bwrap: cannot do it\n"
+    assert run.proc.returncode == 1
+
+
+def test_the_wall_clock_stops_a_silent_run_once() -> None:
+    run = start("printf x >&0; echo started; exec sleep 60")
+    begun = time.monotonic()
+    state = watched(run, wall_seconds=0.3)
+    assert time.monotonic() - begun >= 0.3
+    assert run.events == [("stop", "wall")]
+    assert (state.started, state.done_status, state.stop_reason) == (True, None, "wall")
+    assert state.stdout.text() == "started\n"
+
+
+def test_output_past_the_cap_stops_the_run() -> None:
+    run = start("printf x >&0; head -c 3000 /dev/zero | tr '\\0' a; exec sleep 60")
+    state = watched(run, output_bytes=1000)
+    assert run.events == [("stop", "output")]
+    assert state.stop_reason == "output"
+    assert state.stdout.total > 1000
+
+
+def test_the_output_cap_counts_stdout_and_stderr_together() -> None:
+    run = start("printf x >&0; head -c 600 /dev/zero; head -c 600 /dev/zero >&2; exec sleep 60")
+    state = watched(run, output_bytes=1000)
+    assert run.events == [("stop", "output")]
+    assert (state.stdout.total, state.stderr.total) == (600, 600)
+
+
+def test_output_of_exactly_the_cap_is_allowed() -> None:
+    run = start("head -c 500 /dev/zero; head -c 500 /dev/zero >&2; printf 'xdone 0\\n' >&0; exec sleep 60")
+    state = watched(run, output_bytes=1000)
+    assert run.events == [("on_done", 0), ("force",)]
+    assert (state.stdout.total + state.stderr.total, state.stop_reason) == (1000, None)
+
+
+def test_the_cpu_total_stops_the_run() -> None:
+    run = start("printf x >&0; exec sleep 60")
+    state = watched(run, over_cpu=lambda: True)
+    assert run.events == [("stop", "cpu")]
+    assert state.stop_reason == "cpu"
+
+
+def test_the_wall_clock_is_named_before_output_and_cpu() -> None:
+    run = start("printf x >&0; head -c 2000 /dev/zero; exec sleep 60")
+    readable(run.proc.stdout.fileno())  # type: ignore[union-attr]
+    state = watched(run, wall_seconds=0, output_bytes=10, over_cpu=lambda: True)
+    assert (run.events, state.stop_reason) == ([("stop", "wall")], "wall")
+
+
+def test_output_is_named_before_cpu() -> None:
+    run = start("head -c 2000 /dev/zero; exec sleep 60")
+    readable(run.proc.stdout.fileno())  # type: ignore[union-attr]
+    state = watched(run, output_bytes=10, over_cpu=lambda: True)
+    assert (run.events, state.stop_reason) == ([("stop", "output")], "output")
+
+
+def test_a_run_that_ignores_the_stop_is_forced_after_the_grace(monkeypatch: MonkeyPatch) -> None:
+    monkeypatch.setattr(process, "STOP_GRACE_SECONDS", 0.5)
+    run = start("printf x >&0; exec sleep 60")
+    begun = time.monotonic()
+    state = watched(run, wall_seconds=0.1, on_stop="nothing")
+    assert time.monotonic() - begun >= 0.6
+    assert run.events == [("stop", "wall"), ("force",)]
+    assert state.stop_reason == "wall"
+    assert run.proc.returncode == -signal.SIGKILL
+
+
+def test_a_run_that_reports_after_a_stop_is_harvested_then_forced() -> None:
+    # As the launcher answers SIGTERM: report `done`, then wait to be harvested and killed.
+    run = start("trap 'printf \"done 143\\n\" >&0' TERM; printf x >&0; sleep 60 & wait; exec sleep 60")
+    state = watched(run, wall_seconds=0.2, on_stop="term")
+    assert run.events == [("stop", "wall"), ("on_done", 143), ("force",)]
+    assert (state.stop_reason, state.done_status) == ("wall", 143)
+
+
+def test_the_bwrap_info_gives_the_sandbox_pid() -> None:
+    info_r, info_w = os.pipe()
+    os.write(info_w, b'{\n    "child-pid": 4242\n}\n')
+    os.close(info_w)
+    run = start(LAUNCHER_LIKE, "0")
+    state = watched(run, info_fd=info_r)
+    os.close(info_r)
+    assert (state.sandbox_pid, state.done_status) == (4242, 0)
+
+
+def test_output_still_in_the_pipes_when_the_run_ends_is_taken() -> None:
+    # A program that wrote more than one read takes, reported and exited before the harness looked:
+    # the first round reads one chunk and the report, the rest is drained after the force.
+    code = ("import fcntl, os; fcntl.fcntl(1, fcntl.F_SETPIPE_SZ, 1 << 20); "
+            "os.write(1, b'a' * 100_000); os.write(0, b'xdone 0\\n')")
+    report_r, report_w = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=report_w, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    os.close(report_w)
+    assert proc.wait(timeout=DEADLINE) == 0
+    run = Run(proc, report_r)
+    state = watched(run)
+    assert run.events == [("on_done", 0), ("force",)]
+    assert (state.stdout.total, state.stdout.text()) == (100_000, "a" * 20_000)
+
+
+def test_the_harness_ends_of_the_output_pipes_are_made_non_blocking() -> None:
+    run = start(LAUNCHER_LIKE, "0")
+    assert watched(run).done_status == 0
+    assert [os.get_blocking(f.fileno()) for f in (run.proc.stdout, run.proc.stderr)] == [False, False]  # type: ignore[union-attr]
+
+
+def test_signal_quietly_sends_the_signal() -> None:
+    child = subprocess.Popen(["sleep", "60"])
+    signal_quietly(child.pid, signal.SIGTERM)
+    assert child.wait(timeout=DEADLINE) == -signal.SIGTERM
+
+
+def test_signal_quietly_ignores_a_process_that_is_gone_and_no_pid() -> None:
+    child = subprocess.Popen(["true"])
+    child.wait(timeout=DEADLINE)
+    signal_quietly(child.pid, signal.SIGKILL)
+    signal_quietly(None, signal.SIGKILL)
+
+
+def test_kill_group_kills_the_whole_session() -> None:
+    run = start("sleep 60 & echo $!; exec sleep 60")
+    grandchild = int(run.proc.stdout.readline())  # type: ignore[union-attr]
+    kill_group(run.proc)
+    assert run.proc.wait(timeout=DEADLINE) == -signal.SIGKILL
+    for _ in range(2000):  # the grandchild is reparented; wait until it is reaped or a zombie
+        try:
+            state = open(f"/proc/{grandchild}/stat").read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            break
+        if state == "Z":
+            break
+        time.sleep(0.01)
+    else:
+        pytest.fail("the grandchild outlived its group's SIGKILL")
+    os.close(run.report_r)
+    kill_group(run.proc)  # a group that is gone is no error
