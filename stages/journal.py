@@ -102,7 +102,7 @@ class Journal:
                 continue
             try:
                 records.append(JournalRecord.model_validate(json.loads(line)))
-            except (ValueError, ValidationError) as error:  # JSON, UTF-8 and schema errors
+            except (ValueError, ValidationError, RecursionError) as error:  # JSON, UTF-8, schema; deep nesting
                 reason = str(error).splitlines()[0][:200]
                 self._report(f"{self.path}:{number}: skipped, not a journal record: {reason}")
         return records

@@ -1,7 +1,11 @@
 import errno
+import logging
+import os
+import stat
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 from stages.journal import Journal, JournalRecord, encode_record, record_key
@@ -97,9 +101,11 @@ def test_a_full_disk_during_append_rolls_back_and_leaves_the_journal_readable(tm
             Journal(Path({str(path)!r})).append(record("q2"))
         except JournalWriteError as error:
             print("JournalWriteError", error.errno)
+            print(error)
     """)
     done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60)
-    assert done.stdout == f"JournalWriteError {errno.EFBIG}\n", done.stderr
+    assert done.stdout == (f"JournalWriteError {errno.EFBIG}\n"
+                           f"[Errno {errno.EFBIG}] {path}: append failed, rolled back: File too large\n"), done.stderr
     assert path.read_bytes() == first
     journal = Journal(path)
     journal.append(record("q3"))
@@ -113,3 +119,119 @@ def test_a_partial_last_line_is_reported(tmp_path: Path):
     journal = Journal(path)
     assert journal.problems == [f"{path}: cut a partial last line of 17 bytes (a write cut short)"]
     assert path.read_bytes() == encode_record(record("q1"))
+
+
+def test_a_missing_or_empty_journal_has_no_records_and_no_problems(tmp_path: Path):
+    missing = Journal(tmp_path / "deep" / "er" / "j.jsonl")
+    assert (missing.records(), missing.latest(), missing.problems) == ([], {}, [])
+    assert (tmp_path / "deep" / "er").is_dir() and not (tmp_path / "deep" / "er" / "j.jsonl").exists()
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    empty = Journal(tmp_path / "empty.jsonl")
+    assert (empty.records(), empty.problems) == ([], [])
+    assert (tmp_path / "empty.jsonl").read_bytes() == b""
+
+
+def test_a_journal_of_one_newline_is_left_alone(tmp_path: Path):
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b"\n")
+    journal = Journal(path)
+    assert (journal.records(), journal.problems, path.read_bytes()) == ([], [], b"\n")
+
+
+def test_blank_lines_are_skipped_silently(tmp_path: Path):
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b"\n" + encode_record(record("q1")) + b"\n  \n\t\n" + encode_record(record("q2")) + b"\n")
+    journal = Journal(path)
+    assert [r.query_id for r in journal.records()] == ["q1", "q2"]
+    assert journal.problems == []
+
+
+def test_only_the_partial_line_after_the_last_newline_is_cut(tmp_path: Path):
+    path = tmp_path / "j.jsonl"
+    complete = encode_record(record("q1")) + encode_record(record("q2"))
+    path.write_bytes(complete + b'{"key": "x"')
+    journal = Journal(path)
+    assert path.read_bytes() == complete
+    assert journal.problems == [f"{path}: cut a partial last line of 11 bytes (a write cut short)"]
+    assert [r.query_id for r in journal.records()] == ["q1", "q2"]
+
+
+def test_a_journal_that_is_one_partial_line_is_cut_to_nothing(tmp_path: Path):
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b"{")
+    assert Journal(path).problems == [f"{path}: cut a partial last line of 1 bytes (a write cut short)"]
+    assert path.read_bytes() == b""
+
+
+def test_each_problem_is_logged_as_a_warning(tmp_path: Path, caplog):
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b"not json\n{")
+    with caplog.at_level(logging.WARNING, logger="stages.journal"):
+        journal = Journal(path)
+        journal.records()
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("WARNING", f"{path}: cut a partial last line of 1 bytes (a write cut short)"),
+        ("WARNING", f"{path}:1: skipped, not a journal record: Expecting value: line 1 column 1 (char 0)"),
+    ]
+    assert journal.problems == [r.getMessage() for r in caplog.records]
+
+
+def test_unreadable_lines_are_named_with_the_first_line_of_the_error(tmp_path: Path):
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(b"not json\n" + b'{"key": 1}\n' + encode_record(record("q1")) + b"[" * 100_000 + b"\n")
+    journal = Journal(path)
+    assert [r.query_id for r in journal.records()] == ["q1"]
+    assert journal.problems == [
+        f"{path}:1: skipped, not a journal record: Expecting value: line 1 column 1 (char 0)",
+        f"{path}:2: skipped, not a journal record: 12 validation errors for JournalRecord",
+        f"{path}:4: skipped, not a journal record: maximum recursion depth exceeded while decoding a JSON array "
+        "from a unicode string",
+    ]
+
+
+def test_a_record_is_one_ascii_json_line_with_fields_in_schema_order():
+    poisoned = record("q1").model_copy(update={"stdout": "é\u2028\n", "model": "m", "limits_hit": ["wall"]})
+    assert encode_record(poisoned) == (
+        b'{"key": "759e7c63534e6e9cb2d9d467", "query_id": "q1", "task_id": "task", "agent": "oracle", '
+        b'"agent_hash": "a1", "model": "m", "benchmark_id": "b-1", "exit_code": 0, "timed_out": false, '
+        b'"infra_error": null, "answer_text": "{\\"answer\\": 1}", "attempts": 1, "wall_seconds": 0.5, '
+        b'"limits_hit": ["wall"], "answer_problem": null, "tokens": 0, "cost_usd": 0.0, '
+        b'"stdout": "\\u00e9\\u2028\\n", "stderr": ""}\n')
+
+
+def test_the_key_is_a_24_character_hash_that_does_not_change_between_versions():
+    # A changed key would make a resumed run redo every finished query.
+    assert record_key("t1", "q1", "a1", None) == "759e7c63534e6e9cb2d9d467"
+    assert record_key("t1", "q1", "a1", "m") == "b83fab4f4c087a64119f3a32"
+
+
+def test_latest_keeps_first_seen_key_order_and_the_last_record_of_each(tmp_path: Path):
+    journal = Journal(tmp_path / "j.jsonl")
+    first, other, retried = record("q1", infra_error="first"), record("q2"), record("q1", infra_error=None)
+    for item in (first, other, retried):
+        journal.append(item)
+    assert list(journal.latest().items()) == [(first.key, retried), (other.key, other)]
+
+
+def test_a_new_journal_file_is_readable_by_everyone_and_writable_by_its_owner(tmp_path: Path):
+    umask = os.umask(0)
+    try:
+        Journal(tmp_path / "j.jsonl").append(record("q1"))
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "j.jsonl").stat().st_mode) == 0o644
+
+
+def test_appends_from_many_threads_are_whole_lines(tmp_path: Path):
+    journal = Journal(tmp_path / "j.jsonl")
+    big = "x" * 200_000  # larger than a pipe buffer or a page: one write may not be atomic
+    items = [record(f"q{i}").model_copy(update={"stdout": big}) for i in range(40)]
+    threads = [threading.Thread(target=journal.append, args=(item,)) for item in items]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    reread = Journal(tmp_path / "j.jsonl")
+    assert sorted(r.query_id for r in reread.records()) == sorted(f"q{i}" for i in range(40))
+    assert reread.problems == []
+    assert (tmp_path / "j.jsonl").read_bytes().count(b"\n") == 40
