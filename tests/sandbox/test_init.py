@@ -36,6 +36,8 @@ from stages.sandbox import (
     cgroups,
     run_sandboxed,
 )
+from stages.sandbox.command import environment
+from stages.sandbox.filesystem import python_runtime_paths
 from stages.sandbox.process import Tail, Watch
 from stages.sandbox.untrusted import MISSING
 
@@ -306,7 +308,8 @@ def test_a_run_is_who_and_where_its_limits_say(ws: Path, groups_made: list) -> N
     assert inside["passwd"] == f"agent:x:{inside['ids'][0]}:{inside['ids'][1]}::/workspace/work:/bin/sh"
     assert inside["pid"] == 2  # the launcher is the namespace's init
     env = inside["env"]
-    assert env.pop("PATH").split(":")[-3:] == ["/usr/local/bin", "/usr/bin", "/bin"]
+    # The runtime's bin directories, then the system's (the order is test_command.py's to pin).
+    assert env.pop("PATH") == environment(python_runtime_paths(), "/workspace/work", None)["PATH"]
     assert {k: v for k, v in env.items() if not k.startswith("OPENBLAS_C") and k != "OPENBLAS_L2_SIZE"} == {
         "HOME": "/workspace/work", "PYTHONDONTWRITEBYTECODE": "1", "MPLCONFIGDIR": "/workspace/work/.mpl",
         "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "LANG": "C.UTF-8",

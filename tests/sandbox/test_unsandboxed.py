@@ -15,6 +15,8 @@ from pytest import MonkeyPatch
 
 from stages.sandbox import Collected, Limits, RunResult
 from stages.sandbox import unsandboxed as module
+from stages.sandbox.command import environment
+from stages.sandbox.filesystem import python_runtime_paths
 from stages.sandbox.unsandboxed import run_unsandboxed
 from stages.sandbox.untrusted import MISSING
 
@@ -70,7 +72,8 @@ def test_a_run_is_in_the_workspace_with_the_whitelisted_environment_and_its_rlim
                                  capped(resource.RLIMIT_FSIZE, 5 << 20, 5 << 20), [0, 0],
                                  capped(resource.RLIMIT_NPROC, 4000, 4000)]
     env = inside["env"]
-    assert env.pop("PATH").split(":")[-3:] == ["/usr/local/bin", "/usr/bin", "/bin"]
+    # The runtime's bin directories, then the system's (the order is test_command.py's to pin).
+    assert env.pop("PATH") == environment(python_runtime_paths(), f"{ws}/work", None)["PATH"]
     assert {k: v for k, v in env.items() if k not in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")} == {
         "HOME": f"{ws}/work", "PYTHONDONTWRITEBYTECODE": "1", "MPLCONFIGDIR": f"{ws}/work/.mpl",
         "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "LANG": "C.UTF-8",
