@@ -36,7 +36,7 @@ DATE_TEXT = re.compile(r"(\d{4})[-:]?(\d{2})[-:]?(\d{2})(?:[T ].*)?")
 MIN_PROJECTED_RES_M = 1e-3  # finer than 1 mm in a projected CRS: the coordinates are degrees
 GRID = 5  # points per axis tested when deciding whether a projected raster lies on the Earth
 WKT_HEAD = re.compile(r'(\w+)\["([^"]*)"')
-GDAL_ERRORS = (RasterioError, CPLE_BaseError)
+GDAL_ERRORS = (RasterioError, CPLE_BaseError, UnicodeDecodeError)  # rasterio decodes GDAL text as UTF-8
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ def check_tiff(path: Path) -> TiffLayout:
             tags, offset = _read_directory(path, handle, order, big, offset, size)
             _check_blocks(path, tags, size, len(directories))
             if not directories and GDAL_NODATA_TAG in tags:
-                nodata_text = tags[GDAL_NODATA_TAG].decode("latin-1").rstrip("\x00").strip()
+                nodata_text = _nodata_text(path, tags[GDAL_NODATA_TAG])
             directories.append(frozenset(tags))
     if not directories:
         raise RawFormatError(path, None, "TIFF has no image directory")
@@ -113,12 +113,23 @@ def _read_directory(path: Path, handle: BinaryIO, order: str, big: bool, offset:
     return tags, next_offset
 
 
+def _nodata_text(path: Path, value: object) -> str:
+    """The text of a GDAL_NODATA entry, which GDAL writes as ASCII."""
+    if not isinstance(value, bytes):
+        raise RawFormatError(path, None, "GDAL_NODATA tag is not of the ASCII type")
+    return value.decode("latin-1").rstrip("\x00").strip()
+
+
 def _check_blocks(path: Path, tags: dict[int, object], size: int, directory: int) -> None:
     """Every strip or tile of the directory must lie inside the file (empty sparse blocks allowed)."""
     for offsets_tag, counts_tag in BLOCK_TAGS:
         offsets, counts = tags.get(offsets_tag), tags.get(counts_tag)
         if offsets is None or counts is None:
             continue
+        if not all(isinstance(values, tuple) and all(isinstance(v, int) and v >= 0 for v in values)
+                   for values in (offsets, counts)):
+            raise RawFormatError(path, None, f"image directory {directory}: block offsets and sizes "
+                                 "must be non-negative integers")
         if len(offsets) != len(counts):
             raise RawFormatError(path, None, f"image directory {directory} lists {len(offsets)} block "
                                  f"offsets but {len(counts)} block sizes")

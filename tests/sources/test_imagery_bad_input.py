@@ -259,3 +259,38 @@ def test_internal_mask_band_is_honoured_like_a_masked_read(tmp_path):
         masked = dataset.read(1, masked=True)
     assert stats[["valid_px", "masked_px"]].tolist() == [60, 20] == [masked.count(), 20]
     assert stats["mean"] == pytest.approx(data[2:].mean(), rel=1e-12)
+
+
+# --- found by tests/fuzz/test_imagery.py ------------------------------------------------------------
+
+
+def with_entry_type(path: Path, tag: int, kind: int) -> Path:
+    """The file with the TIFF type of `tag` in its first (little-endian, classic) directory changed."""
+    data = bytearray(path.read_bytes())
+    directory = int.from_bytes(data[4:8], "little")
+    for entry in range(int.from_bytes(data[directory:directory + 2], "little")):
+        at = directory + 2 + 12 * entry
+        if int.from_bytes(data[at:at + 2], "little") == tag:
+            data[at + 2:at + 4] = kind.to_bytes(2, "little")
+            path.write_bytes(bytes(data))
+            return path
+    raise AssertionError(f"no tag {tag} in {path}")
+
+
+def test_gdal_nodata_tag_of_another_type_than_ascii(tmp_path):
+    path = with_entry_type(write_raster(tmp_path / "a.tif", np.full((8, 10), 7, np.uint8), nodata=111), 42113, 1)
+    assert error_of(path).problem == "GDAL_NODATA tag is not of the ASCII type"
+
+
+def test_strip_offsets_that_are_not_integers(tmp_path):
+    path = with_entry_type(write_raster(tmp_path / "a.tif", ONES), 273, 2)  # StripOffsets as ASCII
+    assert error_of(path).problem == "image directory 0: block offsets and sizes must be non-negative integers"
+
+
+@needs_real
+def test_crs_text_that_is_not_utf8(tmp_path):
+    data = (GEOTIFF / "float_raster_with_nodata.tif").read_bytes()  # a user-defined CRS, told by its citation
+    assert data.count(b"Unknown_based_on_GRS80") == 1
+    path = tmp_path / "laea.tif"
+    path.write_bytes(data.replace(b"Unknown_based_on_GRS80", b"Unknown\xd5based_on_GRS80"))
+    assert error_of(path).problem.startswith("GDAL cannot open the TIFF ('utf-8' codec can't decode byte 0xd5")
