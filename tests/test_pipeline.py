@@ -1,7 +1,13 @@
-"""End to end: the whole DAG on the tiny profile, in a temporary copy of the project."""
+"""End to end: the whole DAG on the tiny profile, in a temporary copy of the project.
+
+The copy holds the checkout's tracked files only (scibench_testing/project.py says why); flow runs
+report to a local Prefect server started so that it cannot lose its port to another process
+(scibench_testing/prefect_server.py).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -17,25 +23,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-
-ROOT = Path(__file__).resolve().parents[1]
+from scibench_testing.prefect_server import start_prefect_server
+from scibench_testing.processes import descendants, survivors
+from scibench_testing.project import ROOT, edit_params, offline_env, run, tiny_project
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="bubblewrap (bwrap) is not installed: the sandbox needs it")
-
-
-def project_files() -> list[str]:
-    listing = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT, capture_output=True, text=True, check=True,
-    )
-    return [f for f in listing.stdout.splitlines() if (ROOT / f).is_file()]
-
-
-def run(cmd: list[str], cwd: Path, env: dict) -> str:
-    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=1500)
-    assert done.returncode == 0, f"{cmd} failed:\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
-    return done.stdout
 
 
 @pytest.fixture(scope="module")
@@ -47,67 +40,27 @@ def listener():
     server.close()
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def offline_env(home: Path) -> dict:
-    return {**os.environ,
-            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-            "PREFECT_HOME": str(home / "prefect"),
-            "DVC_SITE_CACHE_DIR": str(home / "dvc-site"),
-            "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1",
-            "DVC_NO_ANALYTICS": "1", "PREFECT_SERVER_UI_V2_ENABLED": "false",
-            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120"}
-
-
 @pytest.fixture(scope="module")
 def prefect_ui(tmp_path_factory):
     """A local Prefect server with its UI, as `make ui` starts it."""
     home = tmp_path_factory.mktemp("prefect-ui")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = offline_env(home) | {"PREFECT_UI_API_URL": f"{url}/api"}
-    env.pop("PREFECT_API_URL", None)
-    server = subprocess.Popen(
-        ["prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"{url}/api/health", timeout=2)
-            break
-        except OSError:
-            time.sleep(1)
-    else:
-        os.killpg(server.pid, signal.SIGTERM)
-        pytest.fail("the Prefect server did not start within 120 s")
-    yield {"url": url, "port": port}
-    os.killpg(server.pid, signal.SIGTERM)
-    server.wait(timeout=30)
+    server = start_prefect_server(offline_env(home), home)
+    yield {"url": server.url, "port": server.port}
+    server.stop()
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, listener, prefect_ui):
     project = tmp_path_factory.mktemp("scibench") / "project"
-    for name in project_files():
-        target = project / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, target)
-    params = yaml.safe_load((project / "params.yaml").read_text())
-    params["profile"] = "tiny"
-    params["agents"]["snoop"] = {"kind": "command", "options": {
+    snoop = {"kind": "command", "options": {
         "cmd": f"python {{agent_dir}}/snoop.py {{workspace}} {project} {listener}",
         "agent_dir": str(project / "tests/data/agents/snoop")}}
-    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    tiny_project(project, agents={"snoop": snoop})
     env = offline_env(project.parent) | {"PREFECT_API_URL": f"{prefect_ui['url']}/api"}
-    run(["git", "init", "-q"], project, env)
     first = run(["dvc", "repro"], project, env)
     second = run(["dvc", "repro"], project, env)
-    snoop = run([sys.executable, "-m", "flows.evaluate", "snoop"], project, env)
-    return {"project": project, "first": first, "second": second, "snoop": snoop, "env": env}
+    snooped = run([sys.executable, "-m", "flows.evaluate", "snoop"], project, env)
+    return {"project": project, "first": first, "second": second, "snoop": snooped, "env": env}
 
 
 def metrics(project: Path, agent: str) -> dict:
@@ -220,32 +173,66 @@ def test_flow_runs_are_watchable_in_the_prefect_ui(built, prefect_ui):
 
 
 def test_a_killed_evaluation_resumes_without_loss_or_duplicates(built):
+    """Kill the run once exactly the quick queries are journaled; resume with a short wall clock.
+
+    `blocker` answers a query at once when its prompt names one of the given tasks and blocks
+    otherwise, so the run can never finish before the kill and the journal holds exactly the
+    quick queries when it comes. The wall-clock limit is not part of the journal key, so the
+    resumed run skips exactly those and ends the blocked ones as timeouts.
+    """
     project, env = built["project"], built["env"]
-    journal = project / "processed/runs/oracle/journal.jsonl"
-    before = journal.read_text().splitlines()
     train = pd.read_parquet(project / "processed/benchmark/queries.parquet").query("split == 'train'")
-    run = subprocess.Popen([sys.executable, "-m", "flows.evaluate", "oracle", "--split", "train"],
-                           cwd=project, env=env, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 300
-    while len(journal.read_text().splitlines()) <= len(before) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    os.killpg(run.pid, signal.SIGKILL)
-    run.wait()
-    survived = journal.read_text().splitlines()
-    assert len(before) < len(survived) < len(before) + len(train)
-    with open(journal, "a") as handle:  # a write cut short by the kill
-        handle.write(survived[-1][:50])
-    resumed = run_cmd_output(project, env)
-    assert f"'skipped': {len(survived)}" in resumed
+    tasks = sorted(train["task_id"].unique())
+    words = tasks[: len(tasks) // 2]
+    quick = sorted(train[train["prompt"].map(lambda text: any(w in text for w in words))]["query_id"])
+    blocked = sorted(set(train["query_id"]) - set(quick))
+    assert quick and blocked, (words, quick, blocked)
+    blocker = {"kind": "command", "options": {
+        "cmd": f"python {{agent_dir}}/blocker.py {{workspace}} {' '.join(words)}",
+        "agent_dir": str(project / "tests/data/agents/blocker")}}
+    journal = project / "processed/runs/blocker/journal.jsonl"
+    command = [sys.executable, "-m", "flows.evaluate", "blocker", "--split", "train"]
+    params = edit_params(project, {"agents": {"blocker": blocker}, "evaluate": {"concurrency": len(train)}})
+    try:
+        with open(project.parent / "blocker-killed.log", "w") as log:
+            killed = subprocess.Popen(command, cwd=project, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                      start_new_session=True)
+        try:
+            wait_for_records(journal, quick, killed)
+        finally:
+            family = descendants(killed.pid)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(killed.pid, signal.SIGKILL)
+            killed.wait()
+            survivors(family)  # blocked agents a kill left running (test_crash_safety covers that)
+        survived = journal.read_text().splitlines()
+        assert sorted(json.loads(line)["query_id"] for line in survived) == quick
+        with open(journal, "a") as handle:  # a write cut short by the kill
+            handle.write(survived[-1][:50])
+        edit_params(project, {"evaluate": {"limits": {"wall_seconds": 3}}})
+        resumed = run(command, project, env)
+    finally:
+        (project / "params.yaml").write_text(params)
+    assert f"{{'ran': {len(blocked)}, 'skipped': {len(quick)}, 'infra_errors': 0}}" in resumed
     after = journal.read_text().splitlines()
     assert after[: len(survived)] == survived
-    ids = [json.loads(line)["query_id"] for line in after[len(before):]]
-    assert sorted(ids) == sorted(train["query_id"])
+    records = [json.loads(line) for line in after]
+    assert sorted(r["query_id"] for r in records) == sorted(train["query_id"])  # none lost, none twice
+    assert sorted(r["query_id"] for r in records if r["timed_out"]) == blocked
 
 
-def run_cmd_output(project: Path, env: dict) -> str:
-    return run([sys.executable, "-m", "flows.evaluate", "oracle", "--split", "train"], project, env)
+def wait_for_records(journal: Path, expected: list[str], process: subprocess.Popen) -> None:
+    """Wait until the journal holds exactly the records of `expected` (the run cannot get further)."""
+    deadline = time.monotonic() + 300
+    found: list[str] = []
+    while time.monotonic() < deadline and process.poll() is None:
+        lines = journal.read_text().splitlines() if journal.exists() else []
+        if all(line.endswith("}") for line in lines):
+            found = sorted(json.loads(line)["query_id"] for line in lines)
+            if found == expected:
+                return
+        time.sleep(0.2)
+    pytest.fail(f"the journal holds {found}, not {expected}; exit code {process.poll()}")
 
 
 def test_scoring_again_gives_byte_identical_metrics(built):
