@@ -20,7 +20,7 @@ ifneq ($(UI_URL),)
 export PREFECT_API_URL := $(UI_URL)
 endif
 
-.PHONY: install bubblewrap chromium run test bench reliability mutation lint ui ui-stop api-url clean
+.PHONY: install bubblewrap chromium run test bench reliability mutation crash-safety lint ui ui-stop api-url clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -74,6 +74,11 @@ bench: install
 MODULES ?=
 mutation: install
 	python -m stages.mutation --work $(CACHE)/mutation $(MODULES)
+
+# kill -9 at 24 seeded random points of an oracle run, a killed Prefect server and a full disk, on
+# the tiny benchmark (~20 min); figures in processed/metrics/crash_safety.json.
+crash-safety: install
+	SCIBENCH_CRASH_METRICS=1 pytest -m slow -p no:cacheprovider tests/test_crash_safety.py
 
 lint: install
 	ruff check stages flows tests catalog
