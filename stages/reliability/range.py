@@ -64,6 +64,7 @@ class AttackRange:
         self.root_secret.chmod(0o600)
         self._listen()
         self.settings = self._read_settings()
+        self.cgroups_before = _run_cgroups()
         self.bystander = self._start_bystander()
         return self
 
@@ -105,7 +106,7 @@ class AttackRange:
         leftovers = [p for p in _live_processes_with(self.token) if p != self.bystander.pid]
         if leftovers:
             found.append(f"{len(leftovers)} processes of the attack outlived its run")
-        groups = list(Path("/sys/fs/cgroup").glob("*/**/scibench-*")) if os.geteuid() == 0 else []
+        groups = _run_cgroups() - self.cgroups_before
         if groups:
             found.append(f"{len(groups)} per-run cgroups were left behind")
         return found
@@ -153,6 +154,16 @@ class AttackRange:
             with contextlib.suppress(OSError):
                 values[path] = Path(path).read_text()
         return values
+
+
+def _run_cgroups() -> set[Path]:
+    """The per-run cgroups of this harness process that exist now."""
+    if os.geteuid() != 0:
+        return set()
+    found = set()
+    for top, dirs, _ in os.walk("/sys/fs/cgroup", onerror=lambda error: None):
+        found |= {Path(top) / name for name in dirs if name.startswith(f"scibench-{os.getpid()}-")}
+    return found
 
 
 def _live_processes_with(token: str) -> list[int]:

@@ -178,8 +178,7 @@ def _run_in_bwrap(workspace, argv, limits, agent_dir, hidden, extra_env, names, 
             output_bytes=limits.output_bytes,
             over_cpu=group.over_cpu_budget if group else lambda: False,
             on_done=harvest,
-            stop=lambda s: process.signal_quietly(s.sandbox_pid, signal.SIGTERM) if s.sandbox_pid
-            else force(s),
+            stop=lambda s: stop_launcher(s, force),
             force=force)
     finally:
         _close(report_r, info_r)
@@ -190,6 +189,15 @@ def _run_in_bwrap(workspace, argv, limits, agent_dir, hidden, extra_env, names, 
                                                   else "no cgroup: per-process rlimits only")
     return _result(state, proc.returncode, time.monotonic() - start, files,
                    [*hit_by_cgroup, *full], isolation)
+
+
+def stop_launcher(state: process.Watch, force) -> None:
+    """SIGTERM the launcher (the child of bwrap's init), or force the end when there is none yet."""
+    launchers = process.children_of(state.sandbox_pid) if state.sandbox_pid else []
+    if not launchers:
+        force(state)
+    for pid in launchers:
+        process.signal_quietly(pid, signal.SIGTERM)
 
 
 def _result(state, returncode, elapsed, files, hits, isolation) -> RunResult:

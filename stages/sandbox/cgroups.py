@@ -109,7 +109,7 @@ class Cgroup:
 
 def create(totals: Totals, root: Path = ROOT) -> Cgroup | None:
     """Make the run's cgroup with its totals, or return None when none can be made here."""
-    name = f"scibench-{uuid.uuid4().hex[:12]}"
+    name = f"scibench-{os.getpid()}-{uuid.uuid4().hex[:12]}"  # the harness's pid: whose run it was
     for make in (_create_v2, _create_v1):
         with contextlib.suppress(OSError):
             group = make(totals, root, name)

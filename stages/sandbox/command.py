@@ -11,7 +11,10 @@ Who the program is on the host:
   user on the host, with no capabilities outside, and cannot make further user namespaces.
 In both, a seccomp filter (seccomp.py) refuses nested user namespaces and a few kernel interfaces.
 
-The launcher is `/bin/sh` as the PID namespace's init. It writes a byte to its stdin (a harness
+bwrap's own init is the PID namespace's PID 1: it keeps `--die-with-parent` working (a program run
+as the namespace's init after setpriv changed its uid outlived a killed harness) and, being root
+when the harness is, cannot be signalled or traced by the program. The launcher is `/bin/sh`, its
+child. It writes a byte to its stdin (a harness
 pipe) before anything else, so a run without that byte failed in setup (`infra_error`), which a
 program cannot fake by printing `bwrap: ...`. It keeps that pipe on fd 3 for itself, runs the
 program with stdin from /dev/null and without fd 3, waits for it, SIGKILLs every process left in
@@ -95,16 +98,18 @@ def namespace_args(identity: Identity, seccomp_fd: int, info_fd: int) -> list[st
         args += ["--cap-drop", "ALL"] + [a for cap in SETPRIV_CAPS for a in ("--cap-add", cap)]
     else:
         args += ["--unshare-user", "--disable-userns"]
-    return [*args, "--as-pid-1", "--die-with-parent", "--new-session", "--chdir", WORKSPACE]
+    return [*args, "--die-with-parent", "--new-session", "--chdir", WORKSPACE]
 
 
 def privilege_drop(identity: Identity) -> list[str]:
     """The `setpriv` prefix that makes the program an unprivileged host user (root harness only)."""
     if not identity.as_root:
         return []
+    # A uid change clears the parent-death signal bwrap set (--die-with-parent); set it again, or a
+    # killed harness would leave the sandbox running.
     return [
         "setpriv", f"--reuid={identity.uid}", f"--regid={identity.gid}", "--clear-groups",
-        "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all",
+        "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--pdeathsig=KILL",
     ]
 
 

@@ -19,6 +19,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 OUTPUT_TAIL_BYTES = 20_000
 STOP_GRACE_SECONDS = 5.0
@@ -155,6 +156,16 @@ def _drain_briefly(selector: selectors.BaseSelector, streams: dict) -> None:
                 streams[key.fd](chunk)
             else:
                 selector.unregister(key.fd)
+
+
+def children_of(pid: int) -> list[int]:
+    """The pids whose parent is `pid`, read from /proc/*/stat."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
+    return sorted(found)
 
 
 def signal_quietly(pid: int | None, sig: int) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -20,7 +21,7 @@ from stages.sandbox.cgroups import Cgroup, Totals, _keyed, _pids, _read, create
 from stages.sandbox.command import enter_cgroups
 
 TOTALS = Totals(memory_bytes=64 << 20, processes=32, cpu_cores=1.5, cpu_seconds=2.0)
-NAME = "scibench-0123456789ab"
+NAME = f"scibench-{os.getpid()}-0123456789ab"
 
 # The control files the kernel makes in every new cgroup directory, with their initial content.
 V1_FILES = {
@@ -305,7 +306,7 @@ def test_each_run_gets_its_own_name(fs: FakeCgroupfs, monkeypatch: MonkeyPatch) 
     assert first is not None and second is not None
     names = [first.dirs["unified"].name, second.dirs["unified"].name]
     assert names[0] != names[1]
-    assert all(name.startswith("scibench-") and len(name) == len("scibench-") + 12 for name in names)
+    assert all(re.fullmatch(rf"scibench-{os.getpid()}-[0-9a-f]{{12}}", name) for name in names)
 
 
 def v1_group(fs: FakeCgroupfs, monkeypatch: MonkeyPatch, totals: Totals = TOTALS) -> Cgroup:

@@ -94,7 +94,7 @@ def test_a_root_harness_keeps_only_the_capabilities_setpriv_needs() -> None:
         "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
         "--hostname", "sandbox", "--seccomp", "7", "--info-fd", "9",
         "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP",
-        "--as-pid-1", "--die-with-parent", "--new-session", "--chdir", "/workspace",
+        "--die-with-parent", "--new-session", "--chdir", "/workspace",
     ]
 
 
@@ -103,14 +103,14 @@ def test_another_harness_gets_a_user_namespace_that_cannot_nest() -> None:
         "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
         "--hostname", "sandbox", "--seccomp", "11", "--info-fd", "4",
         "--unshare-user", "--disable-userns",
-        "--as-pid-1", "--die-with-parent", "--new-session", "--chdir", "/workspace",
+        "--die-with-parent", "--new-session", "--chdir", "/workspace",
     ]
 
 
 def test_privilege_drop_under_a_root_harness() -> None:
     assert privilege_drop(Identity(65534, 65533, as_root=True)) == [
         "setpriv", "--reuid=65534", "--regid=65533", "--clear-groups", "--no-new-privs", "--inh-caps=-all",
-        "--bounding-set=-all",
+        "--bounding-set=-all", "--pdeathsig=KILL",
     ]
 
 

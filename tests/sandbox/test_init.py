@@ -306,7 +306,7 @@ def test_a_run_is_who_and_where_its_limits_say(ws: Path, groups_made: list) -> N
     assert (inside["cwd"], inside["seccomp"], inside["no_new_privs"], inside["hostname"]) == (
         "/workspace", "2", "1", "sandbox")
     assert inside["passwd"] == f"agent:x:{inside['ids'][0]}:{inside['ids'][1]}::/workspace/work:/bin/sh"
-    assert inside["pid"] == 2  # the launcher is the namespace's init
+    assert inside["pid"] == 3  # bwrap's init is 1, the launcher 2
     env = inside["env"]
     # The runtime's bin directories, then the system's (the order is test_command.py's to pin).
     assert env.pop("PATH") == environment(python_runtime_paths(), "/workspace/work", None)["PATH"]
@@ -450,9 +450,9 @@ def test_the_process_total_refuses_forks(ws: Path) -> None:
             print(count, error.strerror)
     """)
     result = run_sandboxed(ws, [PY, "-c", code], limits=Limits(wall_seconds=60, processes=8))
-    # 8 in all: bwrap, the launcher and this program are three of them.
+    # 8 in all: bwrap, its init, the launcher and this program are four of them.
     assert (result.exit_code, result.stdout, result.limits_hit) == (
-        0, "5 Resource temporarily unavailable\n", ("pids",))
+        0, "4 Resource temporarily unavailable\n", ("pids",))
 
 
 @needs_bwrap

@@ -12,7 +12,7 @@ PTRACE_ATTACH = 16
 host_pid = SECRETS["sentinel_pid"]  # a host process of the same uid, outside the sandbox
 traced = libc.ptrace(PTRACE_ATTACH, host_pid, None, None) == 0
 signalled = attempt(lambda: os.kill(host_pid, signal.SIGKILL)) is None
-os.kill(1, signal.SIGKILL)  # the sandbox's init; it ignores what it does not handle
+attempt(lambda: os.kill(1, signal.SIGKILL))  # the sandbox's init: not the program's to signal
 time.sleep(0.2)
 report(traced=traced, signalled=signalled, init_alive=os.path.exists("/proc/1/stat"))
 if os.fork() == 0:
