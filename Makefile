@@ -20,7 +20,7 @@ ifneq ($(UI_URL),)
 export PREFECT_API_URL := $(UI_URL)
 endif
 
-.PHONY: install bubblewrap chromium run test bench reliability mutation crash-safety lint ui ui-stop api-url clean
+.PHONY: install bubblewrap chromium run test bench reliability mutation crash-safety fuzz lint ui ui-stop api-url clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -79,6 +79,11 @@ mutation: install
 # the tiny benchmark (~20 min); figures in processed/metrics/crash_safety.json.
 crash-safety: install
 	SCIBENCH_CRASH_METRICS=1 pytest -m slow -p no:cacheprovider tests/test_crash_safety.py
+
+# Fuzz every reader and the answer parser with 10,000 mutated inputs in total (tests/fuzz, profile
+# fuzz-full); cases, crashes and time per target in processed/metrics/fuzz.json.
+fuzz: install
+	SCIBENCH_FUZZ=full SCIBENCH_FUZZ_REPORT=processed/metrics/fuzz.json pytest -p no:cacheprovider tests/fuzz
 
 lint: install
 	ruff check stages flows tests catalog

@@ -9,7 +9,10 @@ empty cell is null only where the column allows it.
 
 from __future__ import annotations
 
+import csv
+import io
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -148,8 +151,13 @@ def read_rows(path: Path, names: list[str], fields: dict[str, Field]) -> Rows:
 
 def data_lines(path: Path) -> list[tuple[int, str]]:
     """(1-based line number, text) of the non-empty lines after the header (the parser's rows)."""
-    lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
-    return [(n, line) for n, line in enumerate(lines, 1) if n > 1 and line]
+    lines = _physical_lines(path.read_bytes().decode("utf-8", errors="replace"))
+    return [(n, text) for n, line in enumerate(lines, 1) if n > 1 and (text := line.rstrip("\r\n"))]
+
+
+def _physical_lines(text: str) -> list[str]:
+    """The lines with their ends, ended as the parser ends them: by LF, CRLF or CR only."""
+    return list(io.StringIO(text, newline=""))
 
 
 def to_dates(text: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -210,8 +218,7 @@ def _locate(path: Path, names: list[str], fields: dict[str, Field]) -> RawFormat
         raw.decode("utf-8")
     except UnicodeDecodeError as error:
         return RawFormatError(path, raw[: error.start].count(b"\n") + 1, "text is not valid UTF-8")
-    for number, line in data_lines(path):
-        values = line.split(",")
+    for number, line, values in _records(raw.decode("utf-8")):
         if len(values) != len(names):
             hint = [d for d in _OTHER_DELIMITERS if d in line]
             extra = f" (fields must be separated by ',', found {hint[0]!r})" if hint else ""
@@ -225,6 +232,20 @@ def _locate(path: Path, names: list[str], fields: dict[str, Field]) -> RawFormat
             if kind == "float" and not _parses_as_float(value):
                 return RawFormatError(path, number, f"value {value!r} in column {name} is not a number")
     return None
+
+
+def _records(text: str) -> Iterator[tuple[int, str, list[str]]]:
+    """(first line, text, fields) of each non-empty record after the header.
+
+    Quotes are honoured as the fast parser honours them: a quoted field may hold commas and line ends.
+    """
+    lines = _physical_lines(text)
+    reader = csv.reader(lines)
+    start = 1
+    for values in reader:
+        number, start = start, reader.line_num + 1
+        if number > 1 and values:
+            yield number, "".join(lines[number - 1:reader.line_num]).rstrip("\r\n"), values
 
 
 def _parses_as_float(token: str) -> bool:

@@ -218,7 +218,7 @@ def _diagnose(path: Path, header_line: int, names: tuple[str, ...],
             return RawFormatError(path, number, f"expected {len(names)} fields, found {len(fields)}"
                                   f"{_hint(line)}")
         for name, token in zip(names, fields, strict=True):
-            if name in time_columns and not _DIGITS.fullmatch(token) and token != "-9999":
+            if name in time_columns and token != "-9999" and not (_DIGITS.fullmatch(token) and int(token) < 2**63):
                 return RawFormatError(path, number, f"value {token!r} in {name} is not an integer "
                                       "timestamp")
             if name not in time_columns and not _FLOAT.fullmatch(token):

@@ -180,6 +180,7 @@ def test_a_small_unsorted_file_is_read_and_sorted(tmp_path):
     (["crop_name,adm_id,date", "maize,NL11,20010101"], 1, "missing column(s) fpar in the header"),
     (["crop_name,adm_id,date,fpar,fpar", "maize,NL11,20010101,1,2"], 1,
      "duplicated column 'fpar' in the header"),
+    ([FPAR[0], '",NL11,20010101,44.5', *FPAR[2:]], 2, "expected 4 fields, found 1"),  # found by fuzzing
 ])
 def test_malformed_fpar_file(tmp_path, lines, line, problem):
     caught = error(tmp_path, lines)

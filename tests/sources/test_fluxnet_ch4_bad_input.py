@@ -108,6 +108,8 @@ def test_a_small_halfhourly_file_in_utc_with_float_sentinels(tmp_path):
                                                 "letters, digits and underscores)"),
     ([DD[0], DD[1], "", DD[2], DD[2]], 5, "duplicated TIMESTAMP 20180102 (first at line 4)"),
     ([DD[0], " ", DD[1]], 2, "expected 7 fields, found 1"),  # found by fuzzing: only "" is an empty line
+    ([DD[0], DD[1].replace("20180101", "9" * 40)], 2,  # found by fuzzing: beyond int64
+     f"value '{'9' * 40}' in TIMESTAMP is not an integer timestamp"),
     ([DD[0], DD[1].replace(",1.5,", ",1.5\f,"), "x"], 2,  # a form feed does not end a line
      "value '1.5\\x0c' in column TA is not a number"),
 ])
