@@ -101,17 +101,18 @@ def own_paths(monkeypatch: MonkeyPatch, paths: dict[str, str]) -> None:
     monkeypatch.setattr(cgroups, "_own_paths", lambda: paths)
 
 
-V1_OWN = {"memory": "/harness", "pids": "/", "cpu": "/", "cpuacct": "/", "name=systemd": "/", "": "/"}
+# A group name may start with any character, a slash's neighbours included.
+V1_OWN = {"memory": "/X-harness", "pids": "/", "cpu": "/", "cpuacct": "/", "name=systemd": "/", "": "/"}
 
 
 def test_v1_makes_one_group_per_controller_under_the_harness_own_with_the_totals(
     fs: FakeCgroupfs, monkeypatch: MonkeyPatch
 ) -> None:
     fs.v1("memory", "pids", "cpu", "cpuacct", "blkio")
-    (fs.root / "memory" / "harness").mkdir()
+    (fs.root / "memory" / "X-harness").mkdir()
     own_paths(monkeypatch, V1_OWN)
     group = create(TOTALS, fs.root)
-    assert group == Cgroup(1, {"memory": fs.root / "memory" / "harness" / NAME, "pids": fs.root / "pids" / NAME,
+    assert group == Cgroup(1, {"memory": fs.root / "memory" / "X-harness" / NAME, "pids": fs.root / "pids" / NAME,
                                "cpu": fs.root / "cpu" / NAME, "cpuacct": fs.root / "cpuacct" / NAME}, TOTALS)
     assert fs.texts(group.dirs["memory"]) == {
         "cgroup.procs": "", "memory.limit_in_bytes": str(64 << 20),
@@ -176,6 +177,27 @@ def test_v1_with_cpu_and_cpuacct_mounted_together(fs: FakeCgroupfs, monkeypatch:
     assert sorted(p.name for p in (fs.root / "cpu,cpuacct").iterdir()) == ["cgroup.procs"]
 
 
+def test_v1_co_mounted_a_refused_limit_removes_the_shared_group_once(
+    fs: FakeCgroupfs, monkeypatch: MonkeyPatch
+) -> None:
+    fs.v1("memory", "pids", "cpu,cpuacct")
+    (fs.root / "cpu").symlink_to("cpu,cpuacct")
+    (fs.root / "cpuacct").symlink_to("cpu,cpuacct")
+    monkeypatch.setitem(V1_FILES, "cpu,cpuacct", V1_FILES["cpu"] | V1_FILES["cpuacct"])
+    own_paths(monkeypatch, {})
+    real_write = Path.write_text
+
+    def refuse_quota(path: Path, text: str, *args, **kwargs) -> int:
+        if path.name == "cpu.cfs_quota_us" and path.parent.name == NAME:
+            raise OSError(errno.EINVAL, "Invalid argument")
+        return real_write(path, text, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", refuse_quota)
+    assert create(TOTALS, fs.root) is None
+    for hierarchy in ("memory", "pids", "cpu,cpuacct"):
+        assert [p.name for p in (fs.root / hierarchy).iterdir()] == ["cgroup.procs"]
+
+
 def test_v1_needs_all_four_controllers(fs: FakeCgroupfs, monkeypatch: MonkeyPatch) -> None:
     fs.v1("memory", "pids", "cpu")
     own_paths(monkeypatch, V1_OWN)
@@ -209,10 +231,10 @@ def test_v1_a_refused_limit_removes_every_group_made(fs: FakeCgroupfs, monkeypat
 
 
 def test_v2_makes_the_group_under_the_harness_when_it_delegates(fs: FakeCgroupfs, monkeypatch: MonkeyPatch) -> None:
-    fs.v2(fs.root, {".": "cpu memory pids", "harness": "cpuset cpu io memory pids"})
-    own_paths(monkeypatch, {"": "/harness"})
+    fs.v2(fs.root, {".": "cpu memory pids", "X-harness": "cpuset cpu io memory pids"})
+    own_paths(monkeypatch, {"": "/X-harness"})
     group = create(TOTALS, fs.root)
-    path = fs.root / "harness" / NAME
+    path = fs.root / "X-harness" / NAME
     assert group == Cgroup(2, {"unified": path}, TOTALS)
     assert group.procs_files == [path / "cgroup.procs"]
     written = fs.texts(path)
@@ -348,6 +370,13 @@ def test_v2_counters_name_the_limits_the_kernel_enforced(fs: FakeCgroupfs, monke
     assert group.limits_hit() == ["memory", "pids"]
 
 
+def test_v2_counters_a_kernel_does_not_keep_read_as_nothing_hit(fs: FakeCgroupfs, monkeypatch: MonkeyPatch) -> None:
+    group = v2_group(fs, monkeypatch)
+    (group.dirs["unified"] / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\n")  # before Linux 4.13
+    (group.dirs["unified"] / "pids.events").unlink()
+    assert group.limits_hit() == []
+
+
 def test_counters_of_a_removed_group_read_as_nothing_hit(fs: FakeCgroupfs, monkeypatch: MonkeyPatch) -> None:
     group = v1_group(fs, monkeypatch)
     group.remove()
@@ -396,9 +425,18 @@ def test_remove_waits_out_a_busy_directory(fs: FakeCgroupfs, monkeypatch: Monkey
     group = v2_group(fs, monkeypatch)
     path = group.dirs["unified"]
     fs.busy[path] = 3
+    sleeps: list[float] = []
+    monkeypatch.setattr(cgroups, "time", SimpleNamespace(sleep=sleeps.append))
     group.remove()
     assert not path.exists()
-    assert fs.rmdirs == [path] * 4
+    assert (fs.rmdirs, sleeps) == ([path] * 4, [0.01] * 3)
+
+
+def test_remove_goes_on_past_a_directory_already_gone(fs: FakeCgroupfs, monkeypatch: MonkeyPatch) -> None:
+    group = v1_group(fs, monkeypatch)
+    group.dirs["memory"].rmdir()
+    group.remove()
+    assert not any(path.exists() for path in group.dirs.values())
 
 
 def test_remove_gives_up_on_a_directory_that_stays_busy(fs: FakeCgroupfs, monkeypatch: MonkeyPatch) -> None:
@@ -430,6 +468,18 @@ def test_kill_all_kills_every_listed_process(fs: FakeCgroupfs, monkeypatch: Monk
     assert rounds == [0.02]
 
 
+def test_kill_all_passes_over_a_process_it_may_not_signal(fs: FakeCgroupfs, monkeypatch: MonkeyPatch) -> None:
+    group = v2_group(fs, monkeypatch)
+    (group.dirs["unified"] / "cgroup.procs").write_text("4242\n")
+
+    def refuse(pid: int, sig: int) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(cgroups, "os", SimpleNamespace(kill=refuse))
+    monkeypatch.setattr(cgroups, "time", SimpleNamespace(sleep=lambda seconds: None))
+    group.kill_all()
+
+
 def test_kill_all_gives_up_after_fifty_rounds(fs: FakeCgroupfs, monkeypatch: MonkeyPatch) -> None:
     group = v2_group(fs, monkeypatch)
     (group.dirs["unified"] / "cgroup.procs").write_text("999999999\n")  # no such process, never leaves
@@ -442,6 +492,7 @@ def test_kill_all_gives_up_after_fifty_rounds(fs: FakeCgroupfs, monkeypatch: Mon
 def test_keyed_reads_key_value_lines_with_integer_values(tmp_path: Path) -> None:
     path = tmp_path / "memory.events"
     path.write_text("oom_kill_disable 0\nunder_oom 1\noom_kill 12\nmax max\nthree fields 3\n\nquota -1\nlonely\n")
+    path.write_text(path.read_text() + "unlimited X1\n")
     assert _keyed(path) == {"oom_kill_disable": 0, "under_oom": 1, "oom_kill": 12, "quota": -1}
     assert _keyed(tmp_path / "absent") == {}
 
@@ -453,6 +504,14 @@ def test_read_and_pids_of_absent_or_odd_files(tmp_path: Path) -> None:
     assert _read(path) == "12\n345\n\nx\n"
     assert _read(tmp_path / "absent") == ""
     assert _pids(tmp_path / "absent") == []
+
+
+def test_own_paths_of_co_mounted_controllers_and_paths_with_colons(tmp_path: Path, monkeypatch: MonkeyPatch) -> None:
+    fake = tmp_path / "cgroup"
+    fake.write_text("12:cpu,cpuacct:/run:1/harness\n3:name=systemd:/user.slice\n0::/user.slice/a:b.scope\n")
+    monkeypatch.setattr(cgroups, "Path", lambda path: fake if path == "/proc/self/cgroup" else Path(path))
+    assert cgroups._own_paths() == {"cpu": "/run:1/harness", "cpuacct": "/run:1/harness",
+                                    "name=systemd": "/user.slice", "": "/user.slice/a:b.scope"}
 
 
 def test_own_paths_reads_this_process_cgroup_lines() -> None:
