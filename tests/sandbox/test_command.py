@@ -48,7 +48,7 @@ def test_environment_is_the_whitelist_with_the_runtime_bins_first(tmp_path: Path
     monkeypatch.delenv("OPENBLAS_L2_SIZE", raising=False)
     monkeypatch.setenv("SCIBENCH_SECRET", "1")
     # A prefix (its bin/ is used), an executable directory named bin, a duplicate, one without bin/.
-    env = environment([venv, venv / "bin", base / "bin", bare], "/workspace/work", None)
+    env = environment([venv, base / "bin", venv / "bin", bare], "/workspace/work", None)
     assert env == {
         "PATH": f"{venv}/bin:{base}/bin:/usr/local/bin:/usr/bin:/bin",
         "HOME": "/workspace/work",

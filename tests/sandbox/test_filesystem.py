@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -30,12 +31,15 @@ def ws(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def host(tmp_path: Path, monkeypatch: MonkeyPatch) -> Path:
-    """Top-level system entries of a fake host: a merged-/usr symlink, a directory, a file, an absent one."""
+    """A fake host's system directories (the real /usr and one more) and top-level entries: a merged-/usr
+    symlink, a directory, a file, an absent one."""
     root = tmp_path / "host"
     root.mkdir()
     (root / "bin").symlink_to("usr/bin")
     (root / "lib").mkdir()
     (root / "file").write_text("")
+    (root / "usr").mkdir()
+    monkeypatch.setattr(filesystem, "SYSTEM_DIRS", ("/usr", str(root / "usr")))
     monkeypatch.setattr(filesystem, "SYSTEM_ENTRIES", tuple(str(root / n) for n in ("bin", "lib", "file", "absent")))
     monkeypatch.setattr(filesystem, "ETC_ENTRIES", ())
     return root
@@ -52,6 +56,7 @@ def test_the_whole_argument_list_in_order(ws: Path, host: Path, tmp_path: Path) 
                       etc_fds={"passwd": 7, "group": 8})
     assert args == [
         "--ro-bind", "/usr", "/usr",
+        "--ro-bind", f"{host}/usr", f"{host}/usr",
         "--symlink", "usr/bin", f"{host}/bin",
         "--ro-bind", f"{host}/lib", f"{host}/lib",
         "--perms", "0755", "--dir", "/etc",
@@ -197,3 +202,13 @@ def test_runtime_paths_are_the_prefixes_and_the_executable_directory_as_named_an
         executable=str(tmp_path / "venv" / "bin" / "python")))
     assert python_runtime_paths() == [tmp_path / "venv", tmp_path / "base-link", tmp_path / "base",
                                       tmp_path / "venv" / "bin"]
+
+
+@pytest.mark.skipif(not Path("/dev/shm").is_dir(), reason="no /dev/shm on this host")
+def test_dev_is_made_by_bwrap_so_a_runtime_under_it_gets_no_dir_for_it(ws: Path, host: Path) -> None:
+    runtime = Path(tempfile.mkdtemp(dir="/dev/shm"))
+    try:
+        args = mount_args(ws, agent_dir=None, runtime_paths=[runtime], hidden=[], sizes=SIZES, etc_fds={})
+    finally:
+        runtime.rmdir()
+    assert runtime_part(args) == ["--perms", "0755", "--dir", "/dev/shm", *bind(runtime)]
