@@ -11,10 +11,12 @@ import select
 import signal
 import subprocess
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import pytest
 from pytest import MonkeyPatch
@@ -158,7 +160,7 @@ def watched(run: Run, *, info_fd: int | None = None, wall_seconds: float = 60.0,
             signal_quietly(run.proc.pid, signal.SIGTERM)
 
     def force(state: Watch) -> None:
-        run.events.append(("force",))
+        run.events.append(("force", state.stop_reason))
         kill_group(run.proc)
 
     result: list[Watch] = []
@@ -186,7 +188,7 @@ LAUNCHER_LIKE = "printf x >&0; echo out; echo err >&2; printf 'done %s\\n' \"$1\
 def test_a_reported_end_is_harvested_then_forced() -> None:
     run = start(LAUNCHER_LIKE, "3")
     state = watched(run)
-    assert run.events == [("on_done", 3), ("force",)]
+    assert run.events == [("on_done", 3), ("force", None)]
     assert (state.started, state.done_status, state.stop_reason) == (True, 3, None)
     assert (state.stdout.text(), state.stderr.text()) == ("out\n", "err\n")
     assert run.proc.returncode == -signal.SIGKILL
@@ -229,7 +231,7 @@ def test_the_output_cap_counts_stdout_and_stderr_together() -> None:
 def test_output_of_exactly_the_cap_is_allowed() -> None:
     run = start("head -c 500 /dev/zero; head -c 500 /dev/zero >&2; printf 'xdone 0\\n' >&0; exec sleep 60")
     state = watched(run, output_bytes=1000)
-    assert run.events == [("on_done", 0), ("force",)]
+    assert run.events == [("on_done", 0), ("force", None)]
     assert (state.stdout.total + state.stderr.total, state.stop_reason) == (1000, None)
 
 
@@ -260,7 +262,7 @@ def test_a_run_that_ignores_the_stop_is_forced_after_the_grace(monkeypatch: Monk
     begun = time.monotonic()
     state = watched(run, wall_seconds=0.1, on_stop="nothing")
     assert time.monotonic() - begun >= 0.6
-    assert run.events == [("stop", "wall"), ("force",)]
+    assert run.events == [("stop", "wall"), ("force", "wall")]
     assert state.stop_reason == "wall"
     assert run.proc.returncode == -signal.SIGKILL
 
@@ -269,7 +271,7 @@ def test_a_run_that_reports_after_a_stop_is_harvested_then_forced() -> None:
     # As the launcher answers SIGTERM: report `done`, then wait to be harvested and killed.
     run = start("trap 'printf \"done 143\\n\" >&0' TERM; printf x >&0; sleep 60 & wait; exec sleep 60")
     state = watched(run, wall_seconds=0.2, on_stop="term")
-    assert run.events == [("stop", "wall"), ("on_done", 143), ("force",)]
+    assert run.events == [("stop", "wall"), ("on_done", 143), ("force", "wall")]
     assert (state.stop_reason, state.done_status) == ("wall", 143)
 
 
@@ -295,7 +297,7 @@ def test_output_still_in_the_pipes_when_the_run_ends_is_taken() -> None:
     assert proc.wait(timeout=DEADLINE) == 0
     run = Run(proc, report_r)
     state = watched(run)
-    assert run.events == [("on_done", 0), ("force",)]
+    assert run.events == [("on_done", 0), ("force", None)]
     assert (state.stdout.total, state.stdout.text()) == (100_000, "a" * 20_000)
 
 
@@ -335,3 +337,63 @@ def test_kill_group_kills_the_whole_session() -> None:
         pytest.fail("the grandchild outlived its group's SIGKILL")
     os.close(run.report_r)
     kill_group(run.proc)  # a group that is gone is no error
+
+
+# A program that leaves a process in a session of its own, holding the output pipes, then reports
+# (or, with no report, exits): the harness must not wait on that writer for ever.
+ESCAPE = textwrap.dedent("""
+    import os, sys, time
+    ready_r, ready_w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.setsid()
+        os.write(ready_w, b"1")
+        time.sleep(60)
+        os._exit(0)
+    os.read(ready_r, 1)
+    print(child, flush=True)
+    if sys.argv[1] == "report":
+        os.write(0, b"xdone 0\\n")
+        time.sleep(60)
+""")
+
+
+def start_escaping(mode: str) -> Run:
+    report_r, report_w = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-c", ESCAPE, mode], stdin=report_w, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    os.close(report_w)
+    return Run(proc, report_r)
+
+
+def kill_escaped(state: Watch) -> None:
+    """SIGKILL the process that left the run's session (the program printed its pid)."""
+    signal_quietly(int(state.stdout.text()), signal.SIGKILL)
+
+
+def test_a_writer_left_behind_after_the_report_does_not_hold_the_harness() -> None:
+    run = start_escaping("report")
+    state = watched(run)
+    kill_escaped(state)
+    assert run.events == [("on_done", 0), ("force", None)]
+    assert (state.done_status, state.stop_reason) == (0, None)
+
+
+def test_a_writer_left_behind_by_a_program_that_exits_keeps_the_run_to_its_wall_clock(monkeypatch: MonkeyPatch) -> None:
+    monkeypatch.setattr(process, "STOP_GRACE_SECONDS", 0.2)
+    run = start_escaping("exit")
+    state = watched(run, wall_seconds=0.5)
+    kill_escaped(state)
+    assert run.events == [("stop", "wall"), ("force", "wall")]
+    assert (state.started, state.done_status, state.stop_reason) == (False, None, "wall")
+    assert run.proc.returncode == 0
+
+
+def test_signalling_a_process_it_may_not_signal_is_no_error(monkeypatch: MonkeyPatch) -> None:
+    def refuse(*args: int) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "kill", refuse)
+    monkeypatch.setattr(os, "killpg", refuse)
+    signal_quietly(1, signal.SIGKILL)
+    kill_group(SimpleNamespace(pid=1))  # type: ignore[arg-type]
