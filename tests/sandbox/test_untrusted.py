@@ -40,9 +40,19 @@ def test_a_regular_file_is_read_whole_with_its_owner(work: Path, work_fd: int) -
     assert not collected.missing
 
 
+def collect_within_deadline(work_fd: int, name: str, cap: int) -> Collected:
+    """`collect` in a thread, failing the test instead of hanging it."""
+    results: list[Collected] = []
+    reader = threading.Thread(target=lambda: results.append(collect(work_fd, name, cap)), daemon=True)
+    reader.start()
+    reader.join(timeout=30)
+    assert results, f"collect did not return within 30 s on {name}"
+    return results[0]
+
+
 def test_an_empty_file_is_read_as_no_bytes(work: Path, work_fd: int) -> None:
     (work / "answer.json").write_bytes(b"")
-    assert collect(work_fd, "answer.json", 100) == Collected(b"", None)
+    assert collect_within_deadline(work_fd, "answer.json", 100) == Collected(b"", None)
 
 
 def test_a_missing_file_is_missing(work_fd: int) -> None:
@@ -73,6 +83,24 @@ def test_a_file_of_several_read_chunks_is_read_whole(work: Path, work_fd: int) -
     assert collect(work_fd, "big", 3 << 20) == Collected(data, None)
     assert collect(work_fd, "big", len(data)) == Collected(data, None)
     assert collect(work_fd, "big", len(data) - 1) == Collected(None, f"big is larger than {len(data) - 1} bytes")
+
+
+def test_no_more_than_the_cap_and_one_byte_is_read_at_most_a_mebibyte_at_a_time(
+    work: Path, work_fd: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (work / "huge").write_bytes(bytes(5 << 20))
+    reads: list[int] = []
+    real_read = os.read
+
+    def counting_read(fd: int, size: int) -> bytes:
+        data = real_read(fd, size)
+        reads.append(len(data))
+        return data
+
+    monkeypatch.setattr(os, "read", counting_read)
+    cap = (3 << 19) + 5  # 1.5 MiB and 5 bytes
+    assert collect(work_fd, "huge", cap) == Collected(None, f"huge is larger than {cap} bytes")
+    assert reads == [1 << 20, cap + 1 - (1 << 20)]
 
 
 @pytest.mark.parametrize("target", ["/etc/passwd", "answer.txt"], ids=["absolute", "relative"])
@@ -159,6 +187,12 @@ def test_a_file_mounted_from_another_filesystem_is_refused(tmp_path: Path) -> No
         print(collect(fd, "answer.json", 100).problem)
     """)
     root = str(Path(__file__).resolve().parents[2])
+    # The same file read from its own directory is taken: it is the mount that refuses it.
+    own = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert collect(own, "gold.json", 100) == Collected(b"gold", None)
+    finally:
+        os.close(own)
     done = subprocess.run(
         ["bwrap", "--dev-bind", "/", "/", "--tmpfs", str(work),
          "--bind", str(tmp_path / "gold.json"), str(work / "answer.json"),
