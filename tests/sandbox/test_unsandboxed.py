@@ -7,6 +7,8 @@ import os
 import resource
 import sys
 import textwrap
+import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -51,6 +53,7 @@ INSPECT = textwrap.dedent("""
         "env": dict(os.environ),
         "rlimits": [list(resource.getrlimit(getattr(resource, "RLIMIT_" + k))) for k in kinds],
         "stdin": os.read(0, 10).decode(),
+        "own_session": os.getpgid(0) == os.getsid(0) == os.getppid(),  # the launcher leads it
     }))
     sys.exit(5)
 """)
@@ -63,11 +66,13 @@ def test_a_run_is_in_the_workspace_with_the_whitelisted_environment_and_its_rlim
     before = open_fds()
     limits = Limits(wall_seconds=60, cpu_seconds=7, address_space_bytes=3 << 30, file_size_bytes=5 << 20,
                     processes=4000)
+    begun = time.monotonic()
     result = run_unsandboxed(ws, [PY, "-c", INSPECT], limits, {"SCIBENCH_RUN": "r1"}, ("answer.json", "x"), 10)
+    assert 0 < result.wall_seconds <= time.monotonic() - begun
     assert result == RunResult(5, False, result.wall_seconds, result.stdout, "err", None, (),
                                {"answer.json": Collected(b"42", None), "x": MISSING}, "none: --unsafe-no-sandbox")
     inside = json.loads(result.stdout)
-    assert (inside["cwd"], inside["stdin"]) == (str(ws), "")
+    assert (inside["cwd"], inside["stdin"], inside["own_session"]) == (str(ws), "", True)
     assert inside["rlimits"] == [capped(resource.RLIMIT_CPU, 7, 8), capped(resource.RLIMIT_AS, 3 << 30, 3 << 30),
                                  capped(resource.RLIMIT_FSIZE, 5 << 20, 5 << 20), [0, 0],
                                  capped(resource.RLIMIT_NPROC, 4000, 4000)]
@@ -114,10 +119,22 @@ def running_with_arg(token: str) -> list[int]:
     return pids
 
 
-def test_the_wall_clock_kills_the_run_and_its_children(ws: Path) -> None:
+def within_deadline(call):
+    """`call()` in a thread; fails the test instead of hanging it past 30 s."""
+    results = []
+    thread = threading.Thread(target=lambda: results.append(call()), daemon=True)
+    thread.start()
+    thread.join(30)
+    assert results, "the run did not end within 30 s"
+    return results[0]
+
+
+def test_the_wall_clock_kills_the_run_and_its_children(ws: Path, monkeypatch: MonkeyPatch) -> None:
+    monkeypatch.setattr(module.process, "STOP_GRACE_SECONDS", 3600)  # the stop alone must end it
     token = uuid.uuid4().hex
     script = f"echo started; {PY} -c 'import time; time.sleep(60)' {token} & exec sleep 60"
-    result = run_unsandboxed(ws, ["/bin/sh", "-c", script], Limits(wall_seconds=0.5), None, (), 10)
+    result = within_deadline(lambda: run_unsandboxed(ws, ["/bin/sh", "-c", script], Limits(wall_seconds=0.5),
+                                                     None, (), 10))
     assert (result.exit_code, result.timed_out, result.limits_hit, result.stdout) == (None, True, ("wall",),
                                                                                        "started\n")
     assert result.wall_seconds >= 0.5
@@ -137,10 +154,11 @@ def test_a_command_that_cannot_start_is_an_infra_error(ws: Path, monkeypatch: Mo
 
     monkeypatch.setattr(module.subprocess, "Popen", refuse)
     before = open_fds()
+    begun = time.monotonic()
     result = run_unsandboxed(ws, ["true"], Limits(wall_seconds=60), None, ("answer.json",), 10)
     assert result == RunResult(None, False, result.wall_seconds, "", "",
                                "cannot start: [Errno 13] Permission denied: 'prlimit'")
-    assert result.wall_seconds >= 0
+    assert 0 <= result.wall_seconds <= time.monotonic() - begun
     assert open_fds() == before
 
 
@@ -148,3 +166,30 @@ def test_a_launcher_that_fails_before_the_program_is_an_infra_error(ws: Path, mo
     monkeypatch.setattr(module.command, "UNSANDBOXED_LAUNCHER", ("/bin/sh", "-c", "echo cannot >&2; exit 7", "sh"))
     result = run_unsandboxed(ws, ["true"], Limits(wall_seconds=60), None, (), 10)
     assert (result.exit_code, result.infra_error) == (7, "cannot")
+
+
+ESCAPE = textwrap.dedent("""
+    import os, time
+    ready_r, ready_w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.setsid()
+        os.write(ready_w, b"1")
+        time.sleep(60)
+        os._exit(0)
+    os.read(ready_r, 1)
+    print(child, flush=True)
+""")
+
+
+def test_a_writer_that_left_the_process_group_is_outwaited_at_the_wall_clock(
+    ws: Path, monkeypatch: MonkeyPatch
+) -> None:
+    # The program exits; a process it left in a session of its own keeps the output open. The stop
+    # cannot reach it; after the grace the run is forced and ends.
+    monkeypatch.setattr(module.process, "STOP_GRACE_SECONDS", 0.2)
+    result = within_deadline(lambda: run_unsandboxed(ws, [PY, "-c", ESCAPE], Limits(wall_seconds=0.5), None, (),
+                                                     10))
+    os.kill(int(result.stdout), 9)
+    assert (result.exit_code, result.timed_out, result.limits_hit, result.infra_error) == (
+        None, True, ("wall",), None)
