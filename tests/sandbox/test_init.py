@@ -8,11 +8,13 @@ fraction of a second; the slower contract tests are in test_run.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import resource
 import signal
+import subprocess
 import sys
 import textwrap
 import threading
@@ -562,3 +564,36 @@ def test_a_sandbox_stuck_in_setup_is_killed_at_the_wall_clock(ws: Path, monkeypa
     result = results[0]
     assert (result.exit_code, result.timed_out, result.limits_hit, result.files) == (None, True, ("wall",), {})
     assert result.infra_error.startswith("sandbox setup exited with ")
+
+
+def test_a_stop_signals_the_launchers_not_the_init_above_them() -> None:
+    init = subprocess.Popen(["/bin/sh", "-c", "sleep 60 & sleep 60 & wait"], start_new_session=True)
+    forced = []
+    try:
+        for _ in range(3000):  # until both children have forked
+            if len(sandbox.process.children_of(init.pid)) == 2:
+                break
+            time.sleep(0.01)
+        assert len(sandbox.process.children_of(init.pid)) == 2
+        sandbox.stop_launcher(Watch(sandbox_pid=init.pid), forced.append)
+        # The init is not signalled: it ends by itself, status 0, once the SIGTERMed children are gone.
+        assert init.wait(timeout=30) == 0
+        assert forced == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(init.pid, signal.SIGKILL)
+        init.wait(timeout=30)
+
+
+def test_a_stop_before_the_sandbox_has_a_launcher_forces_the_end() -> None:
+    forced = []
+    no_pid = Watch()
+    sandbox.stop_launcher(no_pid, forced.append)
+    lonely = subprocess.Popen(["sleep", "60"])
+    try:
+        childless = Watch(sandbox_pid=lonely.pid)
+        sandbox.stop_launcher(childless, forced.append)
+    finally:
+        lonely.kill()
+    assert lonely.wait(timeout=30) == -signal.SIGKILL  # the SIGKILL here, not a SIGTERM before it
+    assert forced == [no_pid, childless]

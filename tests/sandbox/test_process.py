@@ -397,3 +397,24 @@ def test_signalling_a_process_it_may_not_signal_is_no_error(monkeypatch: MonkeyP
     monkeypatch.setattr(os, "killpg", refuse)
     signal_quietly(1, signal.SIGKILL)
     kill_group(SimpleNamespace(pid=1))  # type: ignore[arg-type]
+
+
+def test_children_of_lists_the_direct_children_in_order() -> None:
+    parent = start("sleep 60 & sleep 60 & echo $!; wait")
+    last = int(parent.proc.stdout.readline())  # type: ignore[union-attr]
+    try:
+        for _ in range(3000):  # until both children have forked
+            children = process.children_of(parent.proc.pid)
+            if len(children) == 2:
+                break
+            time.sleep(0.01)
+        assert children == sorted(children) and last in children and len(children) == 2
+        assert process.children_of(last) == []
+    finally:
+        kill_group(parent.proc)
+        parent.proc.wait(timeout=DEADLINE)
+        os.close(parent.report_r)
+
+
+def test_a_process_with_no_children_or_no_process_has_none() -> None:
+    assert process.children_of(2 ** 22 + 1) == []  # above the kernel's largest pid
