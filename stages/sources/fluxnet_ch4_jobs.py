@@ -63,10 +63,13 @@ class FileScan:
         """The sub-daily files that pass with their series (the consumer empties the columns)."""
         remaining = self.jobs[self.done:]
         results = ordered_map(partial(attempt, self.read_one), remaining, workers=1, ahead=1)
-        for job, result in zip(remaining, results, strict=True):
-            self.done += 1
-            if self._take(job, result):
-                yield job, result
+        try:
+            for job, result in zip(remaining, results, strict=True):
+                self.done += 1
+                if self._take(job, result):
+                    yield job, result
+        finally:  # its worker thread ends now, also when an error leaves this loop (not at a later GC)
+            results.close()
 
     def finish(self) -> None:
         """Read the files no one asked for (sub-daily rows are dropped): the scan is complete."""

@@ -78,8 +78,10 @@ def _read_directory(path: Path, handle: BinaryIO, order: str, big: bool, offset:
     """Entries of one IFD: tag -> values (bytes for ASCII, tuple otherwise), and the next offset."""
     count_format, entry_size, pointer = ("Q", 20, "Q") if big else ("H", 12, "I")
     count_size = struct.calcsize(count_format)
-    handle.seek(offset)
-    raw = handle.read(count_size)
+    raw = b""
+    if offset + count_size <= size:  # a BigTIFF offset may be past what the OS can seek to
+        handle.seek(offset)
+        raw = handle.read(count_size)
     if len(raw) < count_size:
         raise RawFormatError(path, None, f"file is truncated: image directory at byte {offset} is "
                              f"past the end of the file ({size} bytes)")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import gc
+import threading
 from pathlib import Path
 
 import pandas as pd
@@ -316,3 +318,17 @@ def test_non_finite_tokens_in_daily_and_halfhourly_files_become_nulls_and_counts
 def test_non_finite_timestamps_stay_errors(tmp_path):
     error = daily_error(tmp_path, [DD[0], DD[1].replace("20180101,", "inf,")])
     assert (error.line, error.problem) == (2, "value 'inf' in TIMESTAMP is not an integer timestamp")
+
+
+def test_a_failed_read_leaves_no_thread_behind(tmp_path):
+    # found by fuzzing: the error's reference cycle kept the reading thread alive until a garbage
+    # collection, and thousands of failed reads ran out of threads
+    write(tmp_path, DD_NAME, [DD[0], DD[1], DD[1]])
+    before = threading.active_count()
+    gc.disable()
+    try:
+        with pytest.raises(RawFormatError, match="duplicated TIMESTAMP"):
+            collect(fluxnet_ch4.read(tmp_path, Params()))
+        assert threading.active_count() == before
+    finally:
+        gc.enable()

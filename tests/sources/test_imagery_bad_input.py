@@ -294,3 +294,10 @@ def test_crs_text_that_is_not_utf8(tmp_path):
     path = tmp_path / "laea.tif"
     path.write_bytes(data.replace(b"Unknown_based_on_GRS80", b"Unknown\xd5based_on_GRS80"))
     assert error_of(path).problem.startswith("GDAL cannot open the TIFF ('utf-8' codec can't decode byte 0xd5")
+
+
+def test_bigtiff_directory_offset_beyond_what_can_be_sought(tmp_path):
+    path = tmp_path / "big.tif"
+    path.write_bytes(b"II+\x00\x08\x00\x00\x00" + (2**63 + 5).to_bytes(8, "little"))
+    assert error_of(path).problem == ("file is truncated: image directory at byte 9223372036854775813 is past the"
+                                      " end of the file (16 bytes)")
