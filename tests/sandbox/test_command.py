@@ -197,15 +197,16 @@ def test_enter_cgroups_names_each_procs_file_then_the_command() -> None:
 def test_the_cgroup_prefix_writes_itself_into_each_file_then_runs_the_command(tmp_path: Path) -> None:
     first, second = tmp_path / "a.procs", tmp_path / "b.procs"
     done = subprocess.run([*enter_cgroups([first, second]), "echo", "ran", "--", "x"],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (0, "ran -- x\n")
     assert (first.read_text(), second.read_text()) == ("0\n", "0\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.procs", "b.procs"]  # nothing else written
 
 
 def test_the_cgroup_prefix_stops_before_the_command_when_a_file_refuses(tmp_path: Path) -> None:
     (tmp_path / "refusing").mkdir()
     done = subprocess.run([*enter_cgroups([tmp_path / "refusing"]), "echo", "ran"],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert (done.returncode, done.stdout) == (125, "")
 
 
