@@ -158,10 +158,10 @@ def server_kill(project: Path, env: dict[str, str], agent: str, split: str, log_
 
 def full_disk(project: Path, env: dict[str, str], agent: str, split: str, keys: set[str], log_dir: Path,
               full: str) -> dict:
-    """Run with room for about two records in the journal, check it, free the space, rerun."""
+    """Run with 4 KiB of room for the journal, check it, free the space, rerun."""
     runs = project / "processed/runs" / agent
     journal = runs / "journal.jsonl"
-    room = 8192
+    room = 4096  # one tmpfs page: a few records of the oracle, one of `steady`
     command = evaluate_command(agent, split)
     if full == "rlimit_fsize":
         command = [shutil.which("prlimit") or "prlimit", f"--fsize={room}:unlimited", "--", *command]
@@ -203,11 +203,14 @@ def mount_small_tmpfs(folder: Path, room: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def figures():
-    """Figures the slow tests measure; written to processed/metrics when SCIBENCH_CRASH_METRICS=1."""
+def figures(request):
+    """Figures the slow tests measure; written to processed/metrics when SCIBENCH_CRASH_METRICS=1.
+
+    Only a session without failures writes them, so the file never mixes in a broken run.
+    """
     measured: dict = {"seed": SEED}
     yield measured
-    if os.environ.get("SCIBENCH_CRASH_METRICS") == "1" and len(measured) > 1:
+    if os.environ.get("SCIBENCH_CRASH_METRICS") == "1" and len(measured) > 1 and not request.session.testsfailed:
         METRICS.parent.mkdir(parents=True, exist_ok=True)
         METRICS.write_text(json.dumps(measured, indent=2, sort_keys=True) + "\n")
 
@@ -268,7 +271,9 @@ def test_a_full_disk_during_an_oracle_run(tiny, figures, full):
     if (runs / "journal.jsonl").exists():
         (runs / "journal.jsonl").rename(runs / f"before-{full}.jsonl")
     keys = expected_keys(project, "oracle", "test")
-    figures.setdefault("full_disk", {})[full] = full_disk(project, env, "oracle", "test", keys, tiny["logs"], full)
+    measured = full_disk(project, env, "oracle", "test", keys, tiny["logs"], full)
+    figures.setdefault("full_disk", {})[full] = measured
+    assert 1 <= measured["records_at_full_disk"] < len(keys) and measured["exit_code"] != 0
 
 
 @pytest.mark.slow
