@@ -204,7 +204,7 @@ def test_a_killed_evaluation_resumes_without_loss_or_duplicates(built):
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(killed.pid, signal.SIGKILL)
             killed.wait()
-            survivors(family)  # blocked agents a kill left running (test_crash_safety covers that)
+            survivors(family)  # none should outlive the kill (test_crash_safety checks); never leave one
         survived = journal.read_text().splitlines()
         assert sorted(json.loads(line)["query_id"] for line in survived) == quick
         with open(journal, "a") as handle:  # a write cut short by the kill
