@@ -27,6 +27,7 @@ from pathlib import Path
 
 from stages.hashing import write_json
 from stages.layout import METRICS
+from stages.sandbox import cgroups, command
 
 # Each module (a file or a package directory) with the test paths that cover it.
 MODULE_TESTS: dict[str, tuple[str, ...]] = {
@@ -40,6 +41,9 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
                        "tests/sandbox/test_unsandboxed.py", "tests/sandbox/test_untrusted.py"),
     "stages/journal.py": ("tests/test_journal.py",),
 }
+
+CONTAINED_MEMORY = 12 << 30  # a whole mutmut run, all its processes
+CONTAINED_PROCESSES = 4096
 
 # mutmut's status words, each mapped to the count it adds to.
 STATUS_FIELDS = {
@@ -115,6 +119,27 @@ def total(per_module: Mapping[str, Mapping[str, int | float]]) -> dict[str, int 
     return {**summed, "killed_share": killed_share(summed)}
 
 
+def contained_totals() -> cgroups.Cgroup | None:
+    """A cgroup holding a whole mutmut run (root only): a mutant of a limit must not bomb the host."""
+    if os.geteuid() != 0:
+        return None
+    return cgroups.create(cgroups.Totals(memory_bytes=CONTAINED_MEMORY, processes=CONTAINED_PROCESSES,
+                                         cpu_cores=float(os.cpu_count() or 1), cpu_seconds=float("inf")))
+
+
+def containment(group: cgroups.Cgroup | None) -> list[str]:
+    """Run mutmut in its own PID namespace and cgroup when root.
+
+    Mutants of the sandbox run as root: one that inverts a test of whose process to signal, or
+    drops a process limit, would otherwise SIGTERM every process on the host or fork-bomb it
+    (both happened). In a PID namespace a mutant can signal only the run's own processes.
+    """
+    if os.geteuid() != 0:
+        return []
+    prefix = ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"]
+    return command.enter_cgroups(group.procs_files if group else []) + prefix
+
+
 def mutate(module: str, root: Path, work: Path, jobs: int) -> tuple[dict, list[str]]:
     """Run mutmut on one module; its counts (with the tests used and wall seconds) and survivors."""
     tests = [path for path in MODULE_TESTS[module] if (root / path).exists()]
@@ -126,8 +151,13 @@ def mutate(module: str, root: Path, work: Path, jobs: int) -> tuple[dict, list[s
     scratch = prepare(module, tests, root, work)
     mutmut = [sys.executable, "-m", "mutmut"]
     start = time.monotonic()
-    run = subprocess.run([*mutmut, "run", "--max-children", str(jobs)], cwd=scratch,
-                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    group = contained_totals()
+    try:
+        run = subprocess.run([*containment(group), *mutmut, "run", "--max-children", str(jobs)], cwd=scratch,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    finally:
+        if group is not None:
+            group.remove()
     seconds = time.monotonic() - start
     (scratch / "mutmut-run.log").write_text(run.stdout)
     if run.returncode != 0:
