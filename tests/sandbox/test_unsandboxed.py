@@ -142,8 +142,9 @@ def test_the_wall_clock_kills_the_run_and_its_children(ws: Path, monkeypatch: Mo
 
 
 def test_output_past_the_cap_kills_the_run(ws: Path) -> None:
-    result = run_unsandboxed(ws, ["/bin/sh", "-c", "head -c 300000 /dev/zero | tr '\\0' a; exec sleep 60"],
-                             Limits(wall_seconds=60, output_bytes=100_000), None, (), 10)
+    script = "head -c 300000 /dev/zero | tr '\\0' a; exec sleep 60"
+    result = within_deadline(lambda: run_unsandboxed(ws, ["/bin/sh", "-c", script],
+                                                     Limits(wall_seconds=60, output_bytes=100_000), None, (), 10))
     assert (result.exit_code, result.timed_out, result.limits_hit) == (None, False, ("output",))
     assert result.stdout == "a" * 20_000
 
