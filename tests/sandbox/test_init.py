@@ -567,14 +567,13 @@ def test_a_sandbox_stuck_in_setup_is_killed_at_the_wall_clock(ws: Path, monkeypa
 
 
 def test_a_stop_signals_the_launchers_not_the_init_above_them() -> None:
-    init = subprocess.Popen(["/bin/sh", "-c", "sleep 60 & sleep 60 & wait"], start_new_session=True)
+    init = subprocess.Popen(["/bin/sh", "-c", "sleep 60 & echo $!; sleep 60 & echo $!; wait"],
+                            stdout=subprocess.PIPE, start_new_session=True)
     forced = []
     try:
-        for _ in range(3000):  # until both children have forked
-            if len(sandbox.process.children_of(init.pid)) == 2:
-                break
-            time.sleep(0.01)
-        assert len(sandbox.process.children_of(init.pid)) == 2
+        assert init.stdout is not None
+        launchers = sorted(int(init.stdout.readline()) for _ in range(2))
+        assert sandbox.process.children_of(init.pid) == launchers
         sandbox.stop_launcher(Watch(sandbox_pid=init.pid), forced.append)
         # The init is not signalled: it ends by itself, status 0, once the SIGTERMed children are gone.
         assert init.wait(timeout=30) == 0

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -400,20 +401,37 @@ def test_signalling_a_process_it_may_not_signal_is_no_error(monkeypatch: MonkeyP
 
 
 def test_children_of_lists_the_direct_children_in_order() -> None:
-    parent = start("sleep 60 & sleep 60 & echo $!; wait")
-    last = int(parent.proc.stdout.readline())  # type: ignore[union-attr]
+    parent = start("sleep 60 & echo $!; sleep 60 & echo $!; wait")
     try:
-        for _ in range(3000):  # until both children have forked
-            children = process.children_of(parent.proc.pid)
-            if len(children) == 2:
-                break
-            time.sleep(0.01)
-        assert children == sorted(children) and last in children and len(children) == 2
-        assert process.children_of(last) == []
+        children = [int(parent.proc.stdout.readline()) for _ in range(2)]  # type: ignore[union-attr]
+        assert process.children_of(parent.proc.pid) == sorted(children)
+        assert process.children_of(children[0]) == []
     finally:
         kill_group(parent.proc)
         parent.proc.wait(timeout=DEADLINE)
         os.close(parent.report_r)
+
+
+def test_children_of_reads_the_parent_field_and_skips_what_it_cannot_read(
+    tmp_path: Path, monkeypatch: MonkeyPatch
+) -> None:
+    # /proc/<pid>/stat is "pid (comm) state ppid pgrp ...", and comm may hold ") " itself.
+    stats = {
+        "10": "10 (sh) S 7 10 10 0",
+        "11": "11 (a) S 1 2 (b) S 7 11 11 0",  # a name made to look like other fields
+        "12": "12 (sleep) S 8 7 7 0",  # its process group is 7, its parent is not
+        "13": "13 (gone",  # cut short: no closing parenthesis
+        "14": "14 (odd) S seven 7 7 0",
+        "15": "15 (x)",
+    }
+    for pid, text in stats.items():
+        (tmp_path / pid).mkdir()
+        (tmp_path / pid / "stat").write_text(text + "\n")
+    (tmp_path / "16" / "stat").mkdir(parents=True)  # unreadable as a file, as a process that just ended
+    (tmp_path / "self").mkdir()
+    monkeypatch.setattr(process, "Path", lambda path: tmp_path if path == "/proc" else Path(path))
+    assert process.children_of(7) == [10, 11]
+    assert process.children_of(8) == [12]
 
 
 def test_a_process_with_no_children_or_no_process_has_none() -> None:
