@@ -96,15 +96,7 @@ def watch(
     stop_deadline: float | None = None
     forced = False
     while selector.get_map():
-        for key, _ in selector.select(POLL_SECONDS):
-            try:
-                chunk = os.read(key.fd, _READ_BYTES)
-            except BlockingIOError:
-                continue
-            if chunk:
-                streams[key.fd](chunk)
-            else:
-                selector.unregister(key.fd)
+        _pump(selector, streams, POLL_SECONDS)
         _parse(state)
         if state.done_status is not None and not forced:
             on_done(state)
@@ -147,15 +139,20 @@ def _drain_briefly(selector: selectors.BaseSelector, streams: dict) -> None:
     """Take what is still buffered in the pipes, without waiting on a writer that lingers."""
     deadline = time.monotonic() + 1.0
     while selector.get_map() and time.monotonic() < deadline:
-        for key, _ in selector.select(0.05):
-            try:
-                chunk = os.read(key.fd, _READ_BYTES)
-            except BlockingIOError:
-                continue
-            if chunk:
-                streams[key.fd](chunk)
-            else:
-                selector.unregister(key.fd)
+        _pump(selector, streams, 0.05)
+
+
+def _pump(selector: selectors.BaseSelector, streams: dict, timeout: float) -> None:
+    """One wait on the pipes: hand each chunk read to its stream; forget a pipe at its end."""
+    for key, _ in selector.select(timeout):
+        try:
+            chunk = os.read(key.fd, _READ_BYTES)
+        except BlockingIOError:
+            continue
+        if chunk:
+            streams[key.fd](chunk)
+        else:
+            selector.unregister(key.fd)
 
 
 def children_of(pid: int) -> list[int]:
