@@ -44,14 +44,16 @@ def evaluate(agent_name: str, split: str, unsafe_no_sandbox: bool = False) -> di
     agent = setup_agent(agent_name, params.agents[agent_name])
     journal = Journal(journal_path(RUNS, agent_name))
     done = {k for k, r in journal.latest().items() if r.infra_error is None}
-    queries = pending_queries(load_split(BENCHMARK, split), agent, done)
+    split_queries = load_split(BENCHMARK, split)
+    queries = pending_queries(split_queries, agent, done)
     statuses = run_one.map(
         queries, agent=unmapped(agent), bench_id=unmapped(benchmark_id(BENCHMARK)),
         limits=unmapped(sandbox_limits(settings.limits)), hidden=unmapped([Path.cwd().resolve()]),
         retries=unmapped(settings.infra_retries), journal=unmapped(journal),
         unsafe=unmapped(unsafe_no_sandbox),
     ).result()
-    return {"ran": len(statuses), "skipped": len(done), "infra_errors": statuses.count("infra_error")}
+    skipped = len(split_queries) - len(queries)  # this split's queries already in the journal
+    return {"ran": len(statuses), "skipped": skipped, "infra_errors": statuses.count("infra_error")}
 
 
 def main() -> None:
