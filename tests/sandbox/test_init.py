@@ -25,6 +25,7 @@ from types import SimpleNamespace
 
 import pytest
 from pytest import MonkeyPatch
+from scibench_testing.processes import running_with_arg
 
 from stages import sandbox
 from stages.sandbox import (
@@ -397,17 +398,6 @@ def test_a_command_that_cannot_start_is_an_infra_error(ws: Path, monkeypatch: Mo
     assert not any(path.exists() for _, group in groups_made if group for path in group.dirs.values())
 
 
-def running_with_arg(token: str) -> list[int]:
-    pids = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            argv = cmdline.read_bytes().split(b"\0")
-            state = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if token.encode() in argv and state != "Z":
-            pids.append(int(cmdline.parent.name))
-    return pids
 
 
 @needs_bwrap

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from scibench_testing.processes import running_with_arg
 
 from stages import sandbox
 from stages.sandbox import Collected, Limits, RunResult, SandboxUnavailable, run_sandboxed
@@ -58,18 +59,6 @@ def run_python(ws: Path, code: str, limits: Limits = LIMITS, **kwargs) -> RunRes
     return run_sandboxed(ws, [PY, "-c", textwrap.dedent(code)], limits=limits, **kwargs)
 
 
-def running_with_arg(token: str) -> list[int]:
-    """Host pids of live (not zombie) processes that have `token` as one of their arguments."""
-    pids = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            argv = cmdline.read_bytes().split(b"\0")
-            state = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if token.encode() in argv and state != "Z":
-            pids.append(int(cmdline.parent.name))
-    return pids
 
 
 @needs_bwrap

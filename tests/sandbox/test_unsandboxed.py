@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from pytest import MonkeyPatch
+from scibench_testing.processes import running_with_arg
 
 from stages.sandbox import Collected, Limits, RunResult
 from stages.sandbox import unsandboxed as module
@@ -106,17 +107,6 @@ def test_a_program_killed_by_sigxfsz_names_the_file_size_limit(ws: Path) -> None
     assert (result.exit_code, result.limits_hit) == (128 + 25, ("file_size",))
 
 
-def running_with_arg(token: str) -> list[int]:
-    pids = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            argv = cmdline.read_bytes().split(b"\0")
-            state = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if token.encode() in argv and state != "Z":
-            pids.append(int(cmdline.parent.name))
-    return pids
 
 
 def within_deadline(call):

@@ -46,3 +46,17 @@ def survivors(family: dict[int, tuple[str, str]], settle: float = 3.0) -> list[s
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     return sorted(alive.values())
+
+
+def running_with_arg(token: str) -> list[int]:
+    """Host pids of live (not zombie) processes that have `token` as one of their arguments."""
+    pids = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().split(b"\0")
+            state = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if token.encode() in argv and state != "Z":
+            pids.append(int(cmdline.parent.name))
+    return pids
