@@ -336,9 +336,13 @@ def test_a_finished_run_reports_its_status_output_and_files(ws: Path) -> None:
     script = ("echo out; echo err >&2; printf '{\"mean\": 1.5}' > work/answer.json; printf 12345 > work/big; "
               "ln -s /etc/passwd work/link; exit 3")
     begun = time.monotonic()
-    result = run_sandboxed(ws, ["/bin/sh", "-c", script], limits=Limits(wall_seconds=60),
-                           collect_files=("answer.json", "big", "link", "absent"), collect_bytes=14)
+    # A run that does not end when its program does (a pipe left open) fails here, not at the wall clock.
+    _, results = in_thread(lambda: run_sandboxed(ws, ["/bin/sh", "-c", script], limits=Limits(wall_seconds=60),
+                                                 collect_files=("answer.json", "big", "link", "absent"),
+                                                 collect_bytes=14))
     took = time.monotonic() - begun
+    assert results, "the run did not end within 30 s of its program"
+    result = results[0]
     assert result == RunResult(
         exit_code=3, timed_out=False, wall_seconds=result.wall_seconds, stdout="out\n", stderr="err\n",
         infra_error=None, limits_hit=(), isolation=result.isolation,
@@ -374,7 +378,11 @@ def test_a_program_killed_by_sigxfsz_names_the_file_size_limit(ws: Path) -> None
 @needs_bwrap
 def test_a_setup_failure_is_an_infra_error(ws: Path, tmp_path: Path, groups_made: list) -> None:
     before = open_fds()
-    result = run_sandboxed(ws, ["true"], limits=Limits(wall_seconds=60), agent_dir=tmp_path / "missing")
+    # It ends when bwrap does, not at the wall clock (no pipe of the harness's is left open).
+    _, results = in_thread(lambda: run_sandboxed(ws, ["true"], limits=Limits(wall_seconds=60),
+                                                 agent_dir=tmp_path / "missing"))
+    assert results, "the run did not end within 30 s of bwrap's failure"
+    result = results[0]
     assert (result.exit_code, result.timed_out, result.stdout, result.limits_hit) == (1, False, "", ())
     assert result.infra_error == f"bwrap: Can't find source path {tmp_path / 'missing'}: No such file or directory"
     assert result.files == {}  # nothing ran, nothing is collected
