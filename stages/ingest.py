@@ -6,21 +6,27 @@ import argparse
 from pathlib import Path
 
 from stages.params import load_params
+from stages.provenance import attribution, source_provenance
 from stages.repository import write_tables
 from stages.sources import SOURCES
 
 
 def ingest(source: str, raw_dir: Path, reader_params: dict, out_dir: Path) -> dict:
-    """Read one raw source with its adapter and write its tables; returns the manifest."""
+    """Read one raw source with its adapter and write its tables; returns the manifest.
+
+    The manifest records the folder's provenance (stages/provenance.py): synthetic (our generator's
+    checked record) or real; only real data is cited as its product.
+    """
     module = SOURCES[source]
     if not raw_dir.is_dir():
         raise FileNotFoundError(f"{raw_dir}: raw folder of source {source!r} does not exist")
+    provenance = source_provenance(raw_dir, source)
     tables = module.read(raw_dir, module.Params(**reader_params))  # streams are written as they are read
     metadata = {
         "kind": "source",
         "source": source,
-        "citation": module.CITATION,
-        "license": module.LICENSE,
+        **attribution(provenance, module.CITATION, module.LICENSE),
+        "provenance": provenance,
     }
     return write_tables(out_dir, tables, metadata)
 
@@ -34,7 +40,7 @@ def main() -> None:
     out_dir = Path("processed/sources") / args.source
     manifest = ingest(args.source, Path(section.raw_dir), section.params, out_dir)
     rows = {name: entry["rows"] for name, entry in manifest["tables"].items()}
-    print(f"ingest@{args.source}: {rows}")
+    print(f"ingest@{args.source}: {manifest['provenance']['origin']} data, {rows}")
     quarantined = rows.get("quarantine", 0)
     if quarantined:
         print(f"ingest@{args.source}: {quarantined} quarantine entries (file, line, problem) "

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 from stages.params import load_params
+from stages.provenance import RECORD, write_synthetic_record
 from stages.synthesize import SYNTHESIZERS
 
 
@@ -24,7 +25,8 @@ def main() -> None:
     if out_dir.exists():
         shutil.rmtree(out_dir)
     module.write(out_dir, source_params)
-    print(f"synthesize@{args.source}: {params.profile} profile written to {out_dir}")
+    write_synthetic_record(out_dir, args.source, source_params)  # what tells ingest these values are invented
+    print(f"synthesize@{args.source}: {params.profile} profile written to {out_dir} (record: {RECORD})")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ import pandas as pd
 
 from stages.align import align
 from stages.ingest import ingest
+from stages.provenance import write_synthetic_record
 from stages.repository import read_manifest, read_table
 from stages.synthesize import SYNTHESIZERS
 from stages.synthesize.imagery import Params as ImageryParams
@@ -16,9 +17,13 @@ TINY_IMAGERY = ImageryParams(pixel_m=16000, tile_px=64)
 
 
 def synthesize_and_ingest(source: str, params, root: Path, reader_params: dict | None = None) -> Path:
-    """Write the source's synthetic raw files under root/raw/<source>, ingest to root/sources/<source>."""
+    """Write the source's synthetic raw files under root/raw/<source>, ingest to root/sources/<source>.
+
+    The files get their provenance record as `synthesize@<source>` writes it, so they ingest as synthetic.
+    """
     raw = root / "raw" / source
     SYNTHESIZERS[source].write(raw, params)
+    write_synthetic_record(raw, source, params)
     ingest(source, raw, reader_params or {}, root / "sources" / source)
     return raw
 
