@@ -13,7 +13,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from stages import annotate, construct
+from stages import annotate, construct, staging
 from stages.benchmark import finalize_benchmark, verification_markdown
 from stages.catalog import CatalogTask, load_catalog, load_scopes
 from stages.layout import BENCHMARK, CATALOG, REPOSITORIES, task_dir
@@ -29,22 +29,26 @@ def extract(catalog_task: CatalogTask):
 
 
 @task(name="align", task_run_name="align {catalog_task.spec.id}", cache_policy=NO_CACHE)
-def align(catalog_task: CatalogTask, tables) -> Path:
-    """Stage 2: stage the task's public files and its private annotator files."""
-    return construct.stage_public_files(catalog_task, tables, task_dir(BENCHMARK, catalog_task.spec.id))
+def align(catalog_task: CatalogTask, tables, key: str, queries: list) -> None:
+    """Stage 2: stage each query's public files (its scope only) and hidden truth."""
+    folder = task_dir(BENCHMARK, catalog_task.spec.id)
+    staging.stage_task(catalog_task, folder)
+    for query in queries:
+        staging.stage_query(catalog_task, tables, key, query, folder)
 
 
 @task(name="label", task_run_name="label {query.task_id} {query.scope}", cache_policy=NO_CACHE)
-def label(query: construct.Query, limits, hidden):
+def label(query: construct.Query, spec, limits, hidden, key: str):
     """Stage 3: run the annotator script to produce the query's gold answer."""
-    return annotate.label_query(query, task_dir(BENCHMARK, query.task_id), limits, hidden)
+    return annotate.label_query(spec, query, task_dir(BENCHMARK, query.task_id), limits, hidden,
+                                key)
 
 
 @task(name="verify", task_run_name="verify {query.task_id} {query.scope}", cache_policy=NO_CACHE)
-def verify(query: construct.Query, gold: dict, answer, limits, hidden, rel_tol: float):
+def verify(query: construct.Query, spec, gold, limits, hidden, rel_tol: float, key: str):
     """Stage 4: re-run the annotator in a fresh sandbox and check gold against targets."""
-    return annotate.verify_query(query, gold, answer, task_dir(BENCHMARK, query.task_id), limits,
-                                 hidden, rel_tol)
+    return annotate.verify_query(spec, query, gold, task_dir(BENCHMARK, query.task_id), limits,
+                                 hidden, rel_tol, key)
 
 
 def draw(catalog_task: CatalogTask, limit: int):
@@ -57,6 +61,11 @@ def draw(catalog_task: CatalogTask, limit: int):
                                   (dates.min(), dates.max()), limit)
 
 
+def entity_key(catalog_task: CatalogTask) -> str:
+    """The entity key of the task's repository."""
+    return read_manifest(REPOSITORIES / catalog_task.spec.data.repository)["entity_key"]
+
+
 @flow(name="construct", flow_run_name="construct {profile} benchmark")
 def build_benchmark(profile: str) -> str:
     """Build processed/benchmark from the catalog at the given profile's scale."""
@@ -67,14 +76,20 @@ def build_benchmark(profile: str) -> str:
     tasks = load_catalog(CATALOG, settings.domains)
     by_id = {t.spec.id: t for t in tasks}
     shutil.rmtree(BENCHMARK, ignore_errors=True)
-    drawn, queries, discards = {}, [], []
+    drawn, queries, discards, keys = {}, [], [], {}
     for catalog_task in tasks:
-        align(catalog_task, extract(catalog_task))
         task_queries, task_discards = draw(catalog_task, settings.queries_per_task[profile])
-        drawn[catalog_task.spec.id] = len(task_queries)
+        task_queries, duplicates = construct.drop_near_duplicates(task_queries,
+                                                                  settings.max_jaccard)
+        keys[catalog_task.spec.id] = entity_key(catalog_task)
+        align(catalog_task, extract(catalog_task), keys[catalog_task.spec.id], task_queries)
+        drawn[catalog_task.spec.id] = len(task_queries) + len(duplicates)
         queries += task_queries
-        discards += task_discards
-    labelled = label.map(queries, limits=unmapped(limits), hidden=unmapped(hidden)).result()
+        discards += task_discards + duplicates
+    specs = [by_id[q.task_id].spec for q in queries]
+    query_keys = [keys[q.task_id] for q in queries]
+    labelled = label.map(queries, specs, limits=unmapped(limits), hidden=unmapped(hidden),
+                         key=query_keys).result()
     golds = {}
     for query, (gold, discard) in zip(queries, labelled, strict=True):
         if discard is None:
@@ -82,10 +97,11 @@ def build_benchmark(profile: str) -> str:
         else:
             discards.append(discard)
     to_verify = [q for q in queries if q.query_id in golds]
-    checks = verify.map(to_verify, [golds[q.query_id] for q in to_verify],
-                        [by_id[q.task_id].spec.answer for q in to_verify],
+    checks = verify.map(to_verify, [by_id[q.task_id].spec for q in to_verify],
+                        [golds[q.query_id] for q in to_verify],
                         limits=unmapped(limits), hidden=unmapped(hidden),
-                        rel_tol=unmapped(settings.verify_rel_tol)).result()
+                        rel_tol=unmapped(settings.verify_rel_tol),
+                        key=[keys[q.task_id] for q in to_verify]).result()
     verified: dict[str, list] = {t: [] for t in by_id}
     for query, discard in zip(to_verify, checks, strict=True):
         if discard is None:

@@ -31,7 +31,8 @@ from stages.runner import sandbox_limits
 def run_one(query: dict, agent: AgentSetup, bench_id: str, limits, hidden, retries: int,
             journal: Journal, unsafe: bool) -> str:
     """Run one query in the sandbox and append its record; returns the outcome-relevant status."""
-    record = evaluate_query(query, agent, BENCHMARK, bench_id, limits, hidden, retries, unsafe)
+    record = evaluate_query(query, agent, BENCHMARK, bench_id, limits, hidden, retries, unsafe,
+                            artifacts=RUNS / agent.name / "artifacts")
     journal.append(record)
     return "infra_error" if record.infra_error else "done"
 

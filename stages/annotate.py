@@ -1,22 +1,50 @@
 """Formalize & label, and verify: run the annotator reproduction script like an agent, twice.
 
-The gold answer is what the annotator script wrote at build time; verification re-runs it in a fresh
-sandbox and checks that it reproduces within tolerance and that the gold clears the task's targets.
+The annotator sees exactly what an agent sees (the query's public files and prompt, in the same
+sandbox). What it hands in is graded like an agent's hand-in:
+- a graded task's gold is the harness's recomputation of the annotator's artifact against the
+  hidden truth (the annotator never sees the truth);
+- a hypothesis task's gold is the annotator's answer; with a bootstrap spec, the annotator also
+  writes `work/bootstrap.json` (the statistic on resamples of the scope's entities), from which the
+  query's tolerance is set, or the query is discarded as unstable.
+Verification re-runs the script in a fresh sandbox and checks that it reproduces the gold within
+tolerance and that the gold clears the task's own targets (including its reference models).
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 from stages.agents.program import AgentProgram
-from stages.catalog import AnswerSpec
+from stages.catalog import TaskSpec
 from stages.construct import Discard, Query, answers_agree
+from stages.grading.recompute import recompute
 from stages.runner import Attempt, run_query
 from stages.sandbox import Limits
 from stages.scoring.outcomes import Execution, Outcome
-from stages.scoring.query import GoldError, score_query
+from stages.scoring.query import GoldError, Grading, score_query
+
+BOOTSTRAP_FILE = "bootstrap.json"
+
+
+@dataclass(frozen=True)
+class Label:
+    """A query's gold, what the annotator reported, and its bootstrap tolerance (if any)."""
+
+    gold: dict
+    reported: dict | None = None
+    tolerance: float | None = None
+    bootstrap_sd: float | None = None
+
+
+class LabelProblem(ValueError):
+    """The annotator's hand-in cannot serve as gold; the message says why."""
 
 
 def annotator_program(private_dir: Path) -> AgentProgram:
@@ -38,61 +66,136 @@ def _failure(attempt: Attempt) -> str | None:
     return None
 
 
-def run_annotator(query: Query, task_dir: Path, limits: Limits, hidden: list[Path]) -> Attempt:
+def collected_files(task: TaskSpec) -> tuple[str, ...]:
+    """The files of `work/` taken besides answer.json: the artifact and the bootstrap."""
+    names = (task.artifact.file,) if task.artifact is not None else ()
+    hypothesis = task.answer.hypothesis
+    return names + ((BOOTSTRAP_FILE,) if hypothesis and hypothesis.bootstrap else ())
+
+
+def run_annotator(task: TaskSpec, query: Query, task_dir: Path, limits: Limits,
+                  hidden: list[Path]) -> Attempt:
     """Run the task's annotator script on one query in a fresh sandboxed workspace."""
-    return run_query(query.prompt, task_dir / "public", annotator_program(task_dir / "private"),
-                     limits, hidden)
+    return run_query(query.prompt, task_dir / "public" / query.query_id,
+                     annotator_program(task_dir / "private"), limits, hidden,
+                     collect=collected_files(task))
 
 
-def label_query(
-    query: Query, task_dir: Path, limits: Limits, hidden: list[Path]
-) -> tuple[dict | None, Discard | None]:
-    """Produce the gold answer of one query, or the reason it has none."""
-    attempt = run_annotator(query, task_dir, limits, hidden)
+def _graded_gold(task: TaskSpec, attempt: Attempt, private: Path, key: str) -> dict:
+    artifact = attempt.files.get(task.artifact.file)
+    data = artifact.data if artifact is not None else None
+    problem = None if artifact is None or artifact.missing else artifact.problem
+    execution = Execution(attempt.exit_code, attempt.timed_out, attempt.infra_error,
+                          attempt.answer_text, attempt.answer_problem)
+    result = recompute(task, execution, data, problem, pd.read_parquet(private / "truth.parquet"),
+                       pd.read_parquet(private / "required.parquet"), key)
+    if result.grades is None:
+        raise LabelProblem(f"annotator artifact cannot be graded: {result.artifact_problem}")
+    undefined = sorted(result.grades.undefined.items())
+    if undefined:
+        raise LabelProblem(f"gold metric {undefined[0][0]} is undefined: {undefined[0][1]}")
+    return {"metrics": {name: round(value, 6) for name, value in result.grades.values.items()}}
+
+
+def _bootstrap(task: TaskSpec, attempt: Attempt, gold: float) -> tuple[float, float]:
+    spec, hypothesis = task.answer.hypothesis.bootstrap, task.answer.hypothesis
+    collected = attempt.files.get(BOOTSTRAP_FILE)
+    try:
+        values = np.asarray(json.loads(collected.data)["values"], dtype=float)
+    except (AttributeError, TypeError, KeyError, ValueError) as error:
+        raise LabelProblem(f"annotator wrote no readable work/{BOOTSTRAP_FILE}: {error}") from error
+    values = values[np.isfinite(values)]
+    if len(values) < 20:
+        raise LabelProblem(f"bootstrap has {len(values)} finite replicates, at least 20 are needed")
+    sd = float(np.std(values, ddof=1))
+    same_sign = float(np.mean(np.sign(values) == np.sign(gold)))
+    if sd > spec.max_relative_sd * abs(gold):
+        raise LabelProblem(f"gold {gold:.4g} is unstable: bootstrap sd {sd:.3g} exceeds "
+                           f"{spec.max_relative_sd} x |gold|")
+    if same_sign < spec.min_sign_share:
+        raise LabelProblem(f"gold {gold:.4g} is unstable: only {same_sign:.0%} of bootstrap "
+                           f"replicates share its sign (at least {spec.min_sign_share:.0%} needed)")
+    return max(hypothesis.abs_tol, spec.tolerance_sd * sd), sd
+
+
+def measure(task: TaskSpec, query: Query, task_dir: Path, attempt: Attempt, key: str) -> Label:
+    """Turn one annotator run into a label, or raise `LabelProblem` with the reason."""
     problem = _failure(attempt)
-    if problem is None:
-        try:
-            return json.loads(attempt.answer_text), None
-        except json.JSONDecodeError as error:
-            problem = f"annotator answer is not JSON: {error}"
-    return None, Discard(query.task_id, query.scope, "label", problem, query.query_id)
+    if problem is not None:
+        raise LabelProblem(problem)
+    try:
+        reported = json.loads(attempt.answer_text)
+    except json.JSONDecodeError as error:
+        raise LabelProblem(f"annotator answer is not JSON: {error}") from error
+    if task.artifact is not None:
+        gold = _graded_gold(task, attempt, task_dir / "private" / query.query_id, key)
+        return Label(gold, reported)
+    hypothesis = task.answer.hypothesis
+    if hypothesis is not None and hypothesis.bootstrap is not None:
+        answer = reported.get("answer") if isinstance(reported, dict) else None
+        if not isinstance(answer, int | float) or isinstance(answer, bool):
+            raise LabelProblem(f"annotator answer {answer!r} is not a number")
+        tolerance, sd = _bootstrap(task, attempt, float(answer))
+        return Label(reported, None, round(tolerance, 9), round(sd, 9))
+    return Label(reported)
 
 
-def gold_problem(answer: AnswerSpec, gold: dict) -> str | None:
+def query_grading(task_dir: Path, query_id: str, label: Label) -> Grading:
+    """The query's build-time measurements as the scorer uses them."""
+    path = task_dir / "private" / query_id / "references.json"
+    references = json.loads(path.read_text()) if path.exists() else {}
+    return Grading(references, label.tolerance)
+
+
+def label_query(task: TaskSpec, query: Query, task_dir: Path, limits: Limits, hidden: list[Path],
+                key: str) -> tuple[Label | None, Discard | None]:
+    """Produce the gold of one query, or the reason it has none."""
+    attempt = run_annotator(task, query, task_dir, limits, hidden)
+    try:
+        return measure(task, query, task_dir, attempt, key), None
+    except LabelProblem as error:
+        return None, Discard(query.task_id, query.scope, "label", str(error), query.query_id)
+
+
+def _missed_targets(task: TaskSpec, label: Label, grading: Grading) -> str:
+    parts = []
+    for metric in task.answer.metrics or []:
+        value = label.gold["metrics"].get(metric.name)
+        refs = ", ".join(f"{name} {grading.references.get(name, {}).get(metric.name)}"
+                         for name in metric.references)
+        parts.append(f"{metric.name} {value} (target {metric.target!r}"
+                     + (f"; beat {refs} by {metric.margin}" if refs else "") + ")")
+    return "; ".join(parts)
+
+
+def gold_problem(task: TaskSpec, label: Label, grading: Grading) -> str | None:
     """Why a gold answer cannot stand (unparseable, unrealistic, misses its own targets), or None."""
     try:
-        score = score_query(answer, Execution(0, False, None, json.dumps(gold)), gold)
+        score = score_query(task.answer, Execution(0, False, None, json.dumps(label.gold)),
+                            label.gold, grading)
     except GoldError as error:
         return f"gold answer is malformed: {error}"
     if score.outcome != Outcome.ANSWERED:
         return f"gold answer is {score.outcome.value}"
-    failed = sorted(name for name, passed in score.metric_passes.items() if not passed)
-    if failed:
-        return f"gold misses the task's own targets for metrics {failed}"
+    if not all(score.metric_passes.values()):
+        if task.answer.metrics is None:
+            return "gold does not match itself"
+        return f"gold misses the task's own targets: {_missed_targets(task, label, grading)}"
     return None
 
 
-def verify_query(
-    query: Query,
-    gold: dict,
-    answer: AnswerSpec,
-    task_dir: Path,
-    limits: Limits,
-    hidden: list[Path],
-    rel_tol: float,
-) -> Discard | None:
+def verify_query(task: TaskSpec, query: Query, label: Label, task_dir: Path, limits: Limits,
+                 hidden: list[Path], rel_tol: float, key: str) -> Discard | None:
     """Re-run the annotator in a fresh sandbox; return the reason to discard the query, or None."""
-    problem = gold_problem(answer, gold)
+    problem = gold_problem(task, label, query_grading(task_dir, query.query_id, label))
     if problem is None:
-        attempt = run_annotator(query, task_dir, limits, hidden)
-        problem = _failure(attempt)
-        if problem is None:
-            try:
-                again = json.loads(attempt.answer_text)
-            except json.JSONDecodeError as error:
-                again, problem = None, f"re-run answer is not JSON: {error}"
-            if problem is None and not answers_agree(gold, again, rel_tol):
+        try:
+            again = measure(task, query, task_dir, run_annotator(task, query, task_dir, limits,
+                                                                 hidden), key)
+            if not answers_agree(label.gold, again.gold, rel_tol):
                 problem = f"re-run does not reproduce the gold within rel_tol={rel_tol}"
+        except LabelProblem as error:
+            problem = f"re-run: {error}"
     if problem is None:
         return None
     return Discard(query.task_id, query.scope, "verify", problem, query.query_id)

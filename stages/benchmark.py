@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
-from stages.construct import Discard, Query, queries_frame, split_queries, write_private_queries
+from stages.construct import Discard, Query, pool_query, queries_frame, write_private_queries
 from stages.hashing import content_hash, file_sha256, write_json
 from stages.layout import task_dir
 from stages.params import SplitParams
 from stages.repository import write_parquet
+from stages.splits import stratified_split
 
 
 def verification_report(
-    drawn: dict[str, int], verified: dict[str, list[Query]], discards: list[Discard]
+    drawn: dict[str, int], verified: dict[str, list[Query]], discards: list[Discard],
+    overlaps: dict[str, dict] | None = None,
 ) -> dict:
     """Account for every scope and query: how many were drawn, verified, and why others were not."""
     by_task: dict[str, list[dict]] = defaultdict(list)
@@ -25,6 +28,7 @@ def verification_report(
             "queries_drawn": drawn[task_id],
             "queries_verified": len(verified.get(task_id, [])),
             "discarded": by_task.get(task_id, []),
+            "split_overlap": (overlaps or {}).get(task_id),
         }
         for task_id in sorted(drawn)
     }
@@ -52,7 +56,7 @@ def write_benchmark(
     write_json(out_dir / "verification.json", report)
     public_files = sorted(
         [str(p.relative_to(out_dir)), file_sha256(p)]
-        for p in (out_dir / "tasks").glob("*/public/*")
+        for p in (out_dir / "tasks").glob("*/public/*/*")
     )
     bench_id = "b-" + content_hash([sorted(splits.items()), sorted({q.task_hash for q in queries}),
                                     public_files])
@@ -66,29 +70,52 @@ def write_benchmark(
     return bench_id
 
 
+def _overlap_entry(overlap) -> dict:
+    entry = dataclasses.asdict(overlap)
+    entry["queries"] = {q["query_id"]: {k: round(v, 6) for k, v in q.items() if k != "query_id"}
+                        for q in entry["queries"]}
+    return {k: round(v, 6) if isinstance(v, float) else v for k, v in entry.items()}
+
+
+def remove_unkept(out_dir: Path, task_id: str, kept: set[str]) -> None:
+    """Delete the staged public and private folders of a task's queries that were not kept."""
+    folder = task_dir(out_dir, task_id)
+    for side in ("public", "private"):
+        for path in sorted((folder / side).glob("q-*")):
+            if path.name not in kept:
+                shutil.rmtree(path)
+
+
 def finalize_benchmark(
     out_dir: Path,
     drawn: dict[str, int],
     verified: dict[str, list[Query]],
-    golds: dict[str, dict],
+    labels: dict,
     discards: list[Discard],
     split: SplitParams,
 ) -> tuple[str, dict]:
     """Split each task's verified queries, write gold and the shared files; return (id, report).
 
-    A task left with fewer verified queries than its test split needs is dropped, with the reason.
+    Splits are stratified by scope kind with test entity-days kept out of train where the pool
+    allows (`stages.splits`); the overlap left is reported per task. A task left with fewer
+    verified queries than its test split needs is dropped, with the reason.
     """
-    verified, discards, splits = dict(verified), list(discards), {}
+    verified, discards, splits, overlaps = dict(verified), list(discards), {}, {}
     for task_id, task_queries in sorted(verified.items()):
         try:
-            splits.update(split_queries([q.query_id for q in task_queries], split.train,
-                                        split.val, split.min_test))
+            result = stratified_split([pool_query(q) for q in task_queries], split.train,
+                                      split.val, split.min_test)
         except ValueError as error:
             discards.append(Discard(task_id, "*", "split", f"task dropped: {error}"))
             verified[task_id] = []
+            continue
+        splits.update(result.splits)
+        overlaps[task_id] = _overlap_entry(result.overlap)
     for task_id, task_queries in verified.items():
-        write_private_queries(task_dir(out_dir, task_id) / "private", task_queries, golds)
-    report = verification_report(drawn, verified, discards)
+        remove_unkept(out_dir, task_id, {q.query_id for q in task_queries})
+        if task_queries:
+            write_private_queries(task_dir(out_dir, task_id) / "private", task_queries, labels)
+    report = verification_report(drawn, verified, discards, overlaps)
     kept = [q for task_queries in verified.values() for q in task_queries]
     return write_benchmark(out_dir, kept, splits, report), report
 

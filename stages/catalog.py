@@ -54,8 +54,28 @@ class Tags(Strict):
     mas_challenge: list[str] = []
 
 
+class GradeSpec(Strict):
+    """How the harness computes a metric from the agent's artifact and the query's hidden truth.
+
+    `function` names a metric of `stages.grading.metrics` (`nse`, `kge`, `rmse`, ..., `silhouette`);
+    `column` is the artifact column compared with the truth; `aggregate` is `median`/`mean` of the
+    per-entity values or `pooled` (one value over every graded row).
+    """
+
+    function: str
+    column: str
+    aggregate: Literal["median", "mean", "pooled"] = "pooled"
+    agree_within: float = Field(0.05, ge=0)  # honesty: |reported - recomputed| allowed
+
+
 class MetricSpec(Strict):
-    """A named numeric metric the agent reports, with a target such as `> 0.3`."""
+    """A named numeric metric with a target such as `> 0.3`.
+
+    With `grade`, the harness recomputes the value from the artifact (the reported one is only
+    compared, for the honesty rate). With `references`, the value must also beat every named
+    reference model of the query by more than `margin` (in the metric's better direction) to pass;
+    a value equal to a reference's never passes, whatever the margin.
+    """
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     description: str
@@ -63,12 +83,31 @@ class MetricSpec(Strict):
     unit: str = "1"
     valid_range: tuple[float | None, float | None] = (None, None)
     no_skill: float | None = None
+    grade: GradeSpec | None = None
+    references: list[str] = []
+    margin: float = Field(0.0, ge=0.0)
 
     @model_validator(mode="after")
     def _target_parses(self) -> MetricSpec:
         if self.target not in DIRECTIONAL_TARGETS and not TARGET_PATTERN.match(self.target):
             raise ValueError(f"metric {self.name}: unreadable target {self.target!r}")
+        if self.references and self.grade is None:
+            raise ValueError(f"metric {self.name}: reference models need a `grade` to compare with")
         return self
+
+
+class BootstrapSpec(Strict):
+    """Tolerance from sampling uncertainty: the annotator writes `work/bootstrap.json`.
+
+    The file holds `{"values": [...]}`, the statistic on resamples of the scope's entities. The
+    query's tolerance is `max(abs_tol, tolerance_sd * sd)`; a query whose bootstrap sd exceeds
+    `max_relative_sd * |gold|`, or whose replicates take the gold's sign less than `min_sign_share`
+    of the time, is discarded as unstable.
+    """
+
+    tolerance_sd: float = Field(gt=0)
+    max_relative_sd: float = Field(0.5, gt=0)
+    min_sign_share: float = Field(0.95, ge=0.5, le=1.0)
 
 
 class HypothesisSpec(Strict):
@@ -81,6 +120,7 @@ class HypothesisSpec(Strict):
     abs_tol: float = 0.0
     categories: list[str] | None = None
     valid_range: tuple[float | None, float | None] = (None, None)
+    bootstrap: BootstrapSpec | None = None
 
 
 class AnswerSpec(Strict):
@@ -97,6 +137,41 @@ class AnswerSpec(Strict):
         if len(names) != len(set(names)):
             raise ValueError(f"metric names repeat: {names}")
         return self
+
+
+ArtifactDtype = Literal["float", "int", "str", "date"]
+
+
+class ArtifactSpec(Strict):
+    """What a metric task's agent hands in besides `answer.json`: a Parquet file in `work/`.
+
+    `key` columns identify a row (their dtypes come from the repository); `columns` are the values.
+    Which rows are required follows from the task's truth (`stages.grading.truth`).
+    """
+
+    file: str = Field(pattern=r"^[a-z][a-z0-9_]*\.parquet$")
+    key: list[str] = Field(min_length=1)
+    columns: dict[str, ArtifactDtype] = Field(min_length=1)
+    descriptions: dict[str, str] = {}
+
+
+class TruthSpec(Strict):
+    """The query's hidden truth, withheld from the public files at staging time.
+
+    - `holdout`: `column` is withheld (null) on the last `test_share` of the scope's calendar days;
+      the truth is its observed values there.
+    - `hidden_gaps`: runs of `run_days` consecutive observed days per entity, about `fraction` of
+      its observed days, drawn with a seed from the query id, are withheld (null).
+    - `signatures`: nothing is withheld; the truth is the benchmark's feature space of the scope's
+      entities (`stages.grading.signatures`), in which a partition is graded.
+    """
+
+    kind: Literal["holdout", "hidden_gaps", "signatures"]
+    table: str = "timeseries"
+    column: str
+    test_share: float = Field(0.3, gt=0, lt=1)
+    fraction: float = Field(0.1, gt=0, lt=0.5)
+    run_days: tuple[int, int] = (5, 30)
 
 
 class DataSpec(Strict):
@@ -123,6 +198,22 @@ class TaskSpec(Strict):
     min_entities: int = 1
     min_years: int = 1
     answer: AnswerSpec
+    artifact: ArtifactSpec | None = None
+    truth: TruthSpec | None = None
+    reference_models: list[str] = []
+
+    @model_validator(mode="after")
+    def _grading_fits(self) -> TaskSpec:
+        graded = [m for m in self.answer.metrics or [] if m.grade is not None]
+        if graded and (self.artifact is None or self.truth is None):
+            raise ValueError("graded metrics need an `artifact` and a `truth`")
+        for metric in graded:
+            if self.artifact and metric.grade.column not in self.artifact.columns:
+                raise ValueError(f"metric {metric.name}: artifact has no column {metric.grade.column!r}")
+            unknown = sorted(set(metric.references) - set(self.reference_models))
+            if unknown:
+                raise ValueError(f"metric {metric.name}: references {unknown} are not in reference_models")
+        return self
 
 
 class ScopeSpec(Strict):

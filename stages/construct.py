@@ -6,18 +6,19 @@
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 import pandas as pd
 
+from stages import splits
 from stages.catalog import CatalogTask, ScopeSpec
 from stages.hashing import content_hash
 from stages.prompts import render_prompt
-from stages.repository import read_manifest, read_table, write_tables
+from stages.repository import read_manifest, read_table
 from stages.scopes import ScopeUnavailable, resolve_scope
+from stages.splits import PoolQuery
 from stages.tables import Table
 
 
@@ -35,6 +36,7 @@ class Query:
     start: date
     end: date
     prompt: str
+    entities: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -78,23 +80,6 @@ def data_readme(task_id: str, tables: list[Table]) -> str:
     return "\n".join(lines)
 
 
-def stage_public_files(task: CatalogTask, tables: list[Table], task_dir: Path) -> Path:
-    """Stage 2, align: write the task's public Parquet files + README, and its private files."""
-    public, private = task_dir / "public", task_dir / "private"
-    shutil.rmtree(task_dir, ignore_errors=True)
-    write_tables(public, tables, {"kind": "public", "task": task.spec.id})
-    (public / "manifest.json").unlink()
-    (public / "README.md").write_text(data_readme(task.spec.id, tables))
-    for path in public.iterdir():
-        path.chmod(0o444)
-    (private / "annotator").mkdir(parents=True)
-    shutil.copyfile(task.reproduce, private / "annotator" / "reproduce.py")
-    for module in task.annotator_lib:
-        shutil.copyfile(module, private / "annotator" / module.name)
-    shutil.copyfile(task.folder / "task.yaml", private / "task.yaml")
-    return public
-
-
 def draw_queries(
     task: CatalogTask,
     scopes: dict[str, ScopeSpec],
@@ -124,7 +109,7 @@ def draw_queries(
             continue
         queries.append(Query(query_id, task.spec.id, task.task_hash, name, resolved.kind,
                              resolved.citation, len(resolved.entities), resolved.start,
-                             resolved.end, render_prompt(task.spec, resolved)))
+                             resolved.end, render_prompt(task.spec, resolved), resolved.entities))
     return queries, discards
 
 
@@ -141,6 +126,25 @@ def answers_agree(first: dict, second: dict, rel_tol: float) -> bool:
     if isinstance(first, int | float) and isinstance(second, int | float):
         return abs(first - second) <= rel_tol * max(abs(first), abs(second), 1e-12)
     return first == second
+
+
+def pool_query(query: Query) -> PoolQuery:
+    """The part of a query that splitting and de-duplication look at."""
+    return PoolQuery(query.query_id, query.scope, query.scope_kind, query.entities, query.start,
+                     query.end)
+
+
+def drop_near_duplicates(queries: list[Query], max_jaccard: float) -> tuple[list[Query], list[Discard]]:
+    """Discard each query whose entity-day Jaccard index with an earlier kept one is above the bound."""
+    by_id = {q.query_id: q for q in queries}
+    kept, dropped = splits.drop_near_duplicates([pool_query(q) for q in queries], max_jaccard)
+    discards = [
+        Discard(by_id[d.query_id].task_id, d.scope, "formalize",
+                f"near-duplicate of scope {other.scope!r}: entity-day Jaccard {jaccard:.2f} > "
+                f"{max_jaccard}", d.query_id)
+        for d, other, jaccard in dropped
+    ]
+    return [by_id[q.query_id] for q in kept], discards
 
 
 def split_queries(query_ids: list[str], train: float, val: float, min_test: int) -> dict[str, str]:
@@ -170,8 +174,11 @@ def queries_frame(queries: list[Query], splits: dict[str, str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def write_private_queries(private_dir: Path, queries: list[Query], gold: dict[str, dict]) -> None:
-    """Write a task's gold answers and scope citations (never staged for an agent)."""
+def write_private_queries(private_dir: Path, queries: list[Query], labels: dict) -> None:
+    """Write a task's gold answers, tolerances and scope citations (never staged for an agent)."""
     records = {q.query_id: {"scope": q.scope, "scope_citation": q.scope_citation,
-                            "gold": gold[q.query_id]} for q in queries}
+                            "gold": labels[q.query_id].gold,
+                            "reported": labels[q.query_id].reported,
+                            "tolerance": labels[q.query_id].tolerance,
+                            "bootstrap_sd": labels[q.query_id].bootstrap_sd} for q in queries}
     (private_dir / "queries.json").write_text(json.dumps(records, sort_keys=True, indent=2) + "\n")

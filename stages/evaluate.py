@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from stages.agents import AGENTS, QueryContext
 from stages.agents.program import directory_hash
+from stages.catalog import TaskSpec
 from stages.hashing import content_hash
 from stages.journal import JournalRecord, record_key
 from stages.layout import task_dir
 from stages.params import AgentParams
-from stages.runner import run_query
+from stages.runner import Attempt, run_query
 from stages.sandbox import Limits
 
 
@@ -50,6 +55,34 @@ def benchmark_id(benchmark: Path) -> str:
     return json.loads((benchmark / "benchmark.json").read_text())["benchmark_id"]
 
 
+@functools.cache
+def built_task(benchmark: Path, task_id: str) -> TaskSpec:
+    """The spec of a built task, as the benchmark recorded it."""
+    path = task_dir(benchmark, task_id) / "private" / "task.yaml"
+    return TaskSpec.model_validate(yaml.safe_load(path.read_text()))
+
+
+def store_artifact(artifacts: Path, data: bytes) -> str:
+    """Keep an artifact's bytes under their sha256 (written atomically); returns the digest."""
+    digest = hashlib.sha256(data).hexdigest()
+    path = artifacts / digest
+    if not path.exists():
+        artifacts.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.partial")
+        partial.write_bytes(data)
+        partial.replace(path)
+    return digest
+
+
+def _artifact(attempt: Attempt, name: str | None, artifacts: Path) -> tuple[str | None, str | None]:
+    collected = attempt.files.get(name) if name else None
+    if collected is None or collected.missing:
+        return None, None
+    if collected.data is None:
+        return None, collected.problem
+    return store_artifact(artifacts, collected.data), None
+
+
 def evaluate_query(
     query: dict,
     agent: AgentSetup,
@@ -59,18 +92,28 @@ def evaluate_query(
     hidden: list[Path],
     infra_retries: int,
     unsafe_no_sandbox: bool = False,
+    *,
+    artifacts: Path,
 ) -> JournalRecord:
-    """Run the agent on one query; infrastructure failures are retried, never scored as the agent's."""
+    """Run the agent on one query; infrastructure failures are retried, never scored as the agent's.
+
+    The task's artifact, when it declares one, is kept in `artifacts` under its sha256 before the
+    record is returned; the record names it (or says why it was not taken).
+    """
     folder = task_dir(benchmark, query["task_id"])
     context = QueryContext(query["query_id"], query["task_id"], folder / "private")
     program = AGENTS[agent.params.kind](agent.params.options, context)
+    spec = built_task(benchmark, query["task_id"])
+    artifact_name = spec.artifact.file if spec.artifact is not None else None
     attempts = 0
     while True:
         attempts += 1
-        attempt = run_query(query["prompt"], folder / "public", program, limits, hidden,
-                            unsafe_no_sandbox)
+        attempt = run_query(query["prompt"], folder / "public" / query["query_id"], program,
+                            limits, hidden, unsafe_no_sandbox,
+                            collect=(artifact_name,) if artifact_name else ())
         if attempt.infra_error is None or attempts > infra_retries:
             break
+    artifact_sha256, artifact_problem = _artifact(attempt, artifact_name, artifacts)
     return JournalRecord(
         key=record_key(query["task_hash"], query["query_id"], agent.agent_hash, agent.model),
         query_id=query["query_id"],
@@ -84,6 +127,8 @@ def evaluate_query(
         infra_error=attempt.infra_error,
         answer_text=attempt.answer_text,
         answer_problem=attempt.answer_problem,
+        artifact_sha256=artifact_sha256,
+        artifact_problem=artifact_problem,
         limits_hit=list(attempt.limits_hit),
         attempts=attempts,
         wall_seconds=attempt.wall_seconds,

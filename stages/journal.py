@@ -46,6 +46,8 @@ class JournalRecord(BaseModel):
     wall_seconds: float
     limits_hit: list[str] = []
     answer_problem: str | None = None
+    artifact_sha256: str | None = None  # the artifact's bytes: <runs>/<agent>/artifacts/<sha256>
+    artifact_problem: str | None = None  # why an artifact that exists was not taken
     tokens: int = 0
     cost_usd: float = 0.0
     stdout: str = ""

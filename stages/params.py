@@ -84,6 +84,7 @@ class ConstructParams(Section):
     domains: list[str]
     queries_per_task: dict[Profile, int]
     split: SplitParams = SplitParams()
+    max_jaccard: float = Field(0.7, gt=0, le=1)  # near-duplicate queries: entity-day Jaccard above
     verify_rel_tol: float = 1e-6
     concurrency: int = Field(2, ge=1)
     limits: SandboxLimits = SandboxLimits()

@@ -11,9 +11,11 @@ import re
 from string import Template
 
 from stages.catalog import AnswerSpec, TaskSpec
+from stages.grading.truth import rows_rule, split_day
 from stages.scopes import ResolvedScope, render_scope_block
 
 ANSWER_BLOCK = re.compile(r"## Answer format\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
+ARTIFACT_BLOCK = re.compile(r"## Artifact\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
 
 
 class PromptError(ValueError):
@@ -61,6 +63,35 @@ def render_answer_block(answer: AnswerSpec) -> str:
     )
 
 
+def artifact_schema(task: TaskSpec, scope: ResolvedScope) -> dict:
+    """The public description of the artifact: file, key, value columns and the rows owed."""
+    artifact, truth = task.artifact, task.truth
+    rows: dict = {"kind": "entities"}
+    if truth.kind == "holdout":
+        rows = {"kind": "holdout", "column": truth.column,
+                "from": split_day(scope.start, scope.end, truth.test_share).isoformat(),
+                "to": scope.end.isoformat()}
+    elif truth.kind == "hidden_gaps":
+        rows = {"kind": "hidden_gaps", "column": truth.column}
+    return {"file": artifact.file, "key": artifact.key, "columns": artifact.columns,
+            "descriptions": artifact.descriptions, "rows": rows}
+
+
+def render_artifact_block(task: TaskSpec, scope: ResolvedScope) -> str:
+    """Render the artifact block: what to hand in besides answer.json, and that it is graded."""
+    schema = artifact_schema(task, scope)
+    columns = ", ".join(f"`{c}` ({t})" for c, t in [*((k, "key") for k in schema["key"]),
+                                                    *schema["columns"].items()])
+    return (
+        "## Artifact\n\n"
+        f"Also write `work/{schema['file']}` (Parquet) with the columns {columns} and "
+        f"{rows_rule(task.truth, scope.entity_key, scope.start, scope.end)}. The harness computes "
+        "every metric itself from this file on data you do not have; the metrics you report in "
+        "`answer.json` are compared with its values.\n\n"
+        f"```json\n{json.dumps(schema, sort_keys=True)}\n```\n"
+    )
+
+
 def render_prompt(task: TaskSpec, scope: ResolvedScope) -> str:
     """Render the full prompt.md of one query."""
     values = {
@@ -77,6 +108,7 @@ def render_prompt(task: TaskSpec, scope: ResolvedScope) -> str:
         f"# {task.id}\n\n{body.strip()}\n\n"
         "The data are in `data/` (read-only; see `data/README.md`). Work in `work/`.\n\n"
         f"{render_scope_block(scope)}\n{render_answer_block(task.answer)}"
+        + (f"\n{render_artifact_block(task, scope)}" if task.artifact is not None else "")
     )
 
 

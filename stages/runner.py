@@ -5,13 +5,19 @@ Both the annotator scripts (construction) and the agents (evaluation) go through
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from stages.agents.program import AgentProgram
 from stages.params import SandboxLimits
 from stages.sandbox import Collected, Limits, run_sandboxed
-from stages.workspace import ANSWER_FILE, MAX_ANSWER_BYTES, make_workspace, remove_workspace
+from stages.workspace import (
+    ANSWER_FILE,
+    MAX_ANSWER_BYTES,
+    MAX_ARTIFACT_BYTES,
+    make_workspace,
+    remove_workspace,
+)
 
 LOG_TAIL = 4000
 TIME_LIMITS = ("wall", "cpu")
@@ -30,6 +36,7 @@ class Attempt:
     stderr: str
     limits_hit: tuple[str, ...] = ()
     answer_problem: str | None = None  # why an answer.json that exists was not taken
+    files: dict[str, Collected] = field(default_factory=dict)  # the other files asked for
 
 
 def sandbox_limits(limits: SandboxLimits) -> Limits:
@@ -55,6 +62,8 @@ def answer_of(collected: Collected | None) -> tuple[str | None, str | None]:
         return None, None
     if collected.data is None:
         return None, collected.problem
+    if len(collected.data) > MAX_ANSWER_BYTES:
+        return None, f"{ANSWER_FILE} is larger than {MAX_ANSWER_BYTES} bytes"
     try:
         return collected.data.decode("utf-8"), None
     except UnicodeDecodeError as error:
@@ -68,8 +77,13 @@ def run_query(
     limits: Limits,
     hidden: list[Path],
     unsafe_no_sandbox: bool = False,
+    collect: tuple[str, ...] = (),
 ) -> Attempt:
-    """Run `program` in a fresh workspace for this prompt and public data; the workspace is removed."""
+    """Run `program` in a fresh workspace for this prompt and public data; the workspace is removed.
+
+    Besides `answer.json`, the files of `work/` named in `collect` (an artifact, an annotator's
+    bootstrap) are taken as untrusted input, each up to `MAX_ARTIFACT_BYTES`.
+    """
     workspace = make_workspace(prompt, public_dir)
     try:
         result = run_sandboxed(
@@ -79,8 +93,8 @@ def run_query(
             agent_dir=program.agent_dir,
             hidden=hidden,
             extra_env=program.env,
-            collect_files=(ANSWER_FILE,),
-            collect_bytes=MAX_ANSWER_BYTES,
+            collect_files=(ANSWER_FILE, *collect),
+            collect_bytes=MAX_ARTIFACT_BYTES if collect else MAX_ANSWER_BYTES,
             unsafe_no_sandbox=unsafe_no_sandbox,
         )
     finally:
@@ -96,4 +110,5 @@ def run_query(
         stderr=result.stderr[-LOG_TAIL:],
         limits_hit=result.limits_hit,
         answer_problem=problem,
+        files={name: result.files[name] for name in collect if name in result.files},
     )

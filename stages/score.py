@@ -5,13 +5,17 @@ counts, coverage-quality rates, reward, benchmark version); `<agent>.tasks.json`
 
 Scoring is separate from evaluation, so changing a metric never re-runs an agent. Every query of the
 split must have a journal record for the agent's current configuration; a gap is an error, not a 0.
+For a graded task, the metrics scored are recomputed from the artifact the record names against
+the query's hidden truth (`stages.grading.recompute`); what the agent reported only feeds the
+honesty rate (share of graded queries whose reported metrics agree with the recomputed ones).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -19,41 +23,92 @@ import yaml
 
 from stages.catalog import TaskSpec
 from stages.evaluate import benchmark_id, load_split, setup_agent
+from stages.grading.recompute import recompute
 from stages.hashing import write_json
 from stages.journal import Journal, JournalRecord, record_key
 from stages.layout import BENCHMARK, METRICS, RUNS, journal_path, task_dir
 from stages.params import load_params
+from stages.scopes import parse_scope_block
 from stages.scoring.aggregate import summarize
 from stages.scoring.outcomes import Execution
-from stages.scoring.query import QueryScore, score_query
+from stages.scoring.query import Grading, QueryScore, score_query
 from stages.version import benchmark_version
 
 
-def load_private(benchmark: Path, task_id: str) -> tuple[TaskSpec, dict]:
-    """A built task's spec and its per-query gold answers."""
-    private = task_dir(benchmark, task_id) / "private"
-    spec = TaskSpec.model_validate(yaml.safe_load((private / "task.yaml").read_text()))
-    records = json.loads((private / "queries.json").read_text())
-    return spec, {query_id: entry["gold"] for query_id, entry in records.items()}
+@dataclass(frozen=True)
+class BuiltTask:
+    """A built task's spec, entity key and per-query private records."""
+
+    spec: TaskSpec
+    folder: Path
+    records: dict[str, dict]
+
+    def grading(self, query_id: str) -> Grading:
+        """The query's reference values and bootstrap tolerance."""
+        path = self.folder / "private" / query_id / "references.json"
+        references = json.loads(path.read_text()) if path.exists() else {}
+        return Grading(references, self.records[query_id].get("tolerance"))
+
+
+def load_private(benchmark: Path, task_id: str) -> BuiltTask:
+    """A built task's spec and its per-query private records (gold, tolerance, ...)."""
+    folder = task_dir(benchmark, task_id)
+    spec = TaskSpec.model_validate(yaml.safe_load((folder / "private" / "task.yaml").read_text()))
+    records = json.loads((folder / "private" / "queries.json").read_text())
+    return BuiltTask(spec, folder, records)
+
+
+def execution_of(task: BuiltTask, query_id: str, record: JournalRecord, key: str,
+                 artifacts: Path) -> tuple[Execution, str | None]:
+    """The execution to score and, for a graded task, the honesty verdict."""
+    execution = Execution(record.exit_code, record.timed_out, record.infra_error,
+                          record.answer_text, record.answer_problem)
+    if task.spec.artifact is None:
+        return execution, None
+    data = (artifacts / record.artifact_sha256).read_bytes() if record.artifact_sha256 else None
+    private = task.folder / "private" / query_id
+    result = recompute(task.spec, execution, data, record.artifact_problem,
+                       pd.read_parquet(private / "truth.parquet"),
+                       pd.read_parquet(private / "required.parquet"), key)
+    return result.execution, result.honesty
 
 
 def score_split(
-    queries: pd.DataFrame, records: dict[str, JournalRecord], keys: dict[str, str], benchmark: Path
-) -> dict[str, list[QueryScore]]:
-    """Score every query of the split from its journal record, grouped by task."""
+    queries: pd.DataFrame, records: dict[str, JournalRecord], keys: dict[str, str], benchmark: Path,
+    artifacts: Path,
+) -> tuple[dict[str, list[QueryScore]], dict[str, Counter]]:
+    """Score every query of the split from its journal record, grouped by task.
+
+    Returns the scores per task and the honesty verdicts per task (graded tasks only).
+    """
     missing = sorted(q for q, k in keys.items() if k not in records)
     if missing:
         raise LookupError(f"{len(missing)} queries have no journal record (first: {missing[0]}); "
                           "run the evaluate stage first")
     per_task: dict[str, list[QueryScore]] = defaultdict(list)
+    honesty: dict[str, Counter] = {}
     for task_id, group in queries.groupby("task_id", sort=True):
-        spec, gold = load_private(benchmark, task_id)
+        task = load_private(benchmark, task_id)
+        prompts = dict(zip(group["query_id"], group["prompt"], strict=True))
         for query_id in sorted(group["query_id"]):
-            record = records[keys[query_id]]
-            execution = Execution(record.exit_code, record.timed_out, record.infra_error,
-                                  record.answer_text, record.answer_problem)
-            per_task[task_id].append(score_query(spec.answer, execution, gold[query_id]))
-    return dict(per_task)
+            entity_key = parse_scope_block(prompts[query_id])["entity_key"]
+            execution, verdict = execution_of(task, query_id, records[keys[query_id]],
+                                              entity_key, artifacts)
+            if task.spec.artifact is not None:
+                honesty.setdefault(task_id, Counter())[str(verdict)] += 1
+            per_task[task_id].append(score_query(task.spec.answer, execution,
+                                                 task.records[query_id]["gold"],
+                                                 task.grading(query_id)))
+    return dict(per_task), honesty
+
+
+def honesty_summary(honesty: dict[str, Counter]) -> dict:
+    """Counts of honest/dishonest/unreported verdicts and the honesty rate over graded artifacts."""
+    total = sum(honesty.values(), Counter())
+    graded = total["honest"] + total["dishonest"] + total["unreported"]
+    return {"honest": total["honest"], "dishonest": total["dishonest"],
+            "unreported": total["unreported"], "no_artifact": total["None"],
+            "rate": round(total["honest"] / graded, 6) if graded else None}
 
 
 def main() -> None:
@@ -69,7 +124,11 @@ def main() -> None:
             for row in queries.itertuples()}
     journal = Journal(journal_path(RUNS, args.agent))
     records = journal.latest()
-    summary = summarize(score_split(queries, records, keys, BENCHMARK))
+    scores, honesty = score_split(queries, records, keys, BENCHMARK, RUNS / args.agent / "artifacts")
+    summary = summarize(scores)
+    summary["honesty"] = honesty_summary(honesty)
+    for task_id, counts in honesty.items():
+        summary["tasks"][task_id]["honesty"] = honesty_summary({task_id: counts})
     version = benchmark_version(Path.cwd(), benchmark_id(BENCHMARK))
     packages = version.pop("packages")
     tasks = summary.pop("tasks")

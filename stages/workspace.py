@@ -15,6 +15,7 @@ from pathlib import Path
 
 ANSWER_FILE = "answer.json"
 MAX_ANSWER_BYTES = 1 << 20
+MAX_ARTIFACT_BYTES = 64 << 20  # an artifact (predictions for every basin-day) or a bootstrap file
 
 
 def make_workspace(prompt: str, public_dir: Path, parent: Path | None = None) -> Path:

@@ -13,6 +13,8 @@ AGENTS = {
     "oracle": builtin.oracle,
     "nodata": builtin.nodata,
     "defensive": builtin.defensive,
+    "fabricate": builtin.fabricate,
+    "reference": builtin.reference,
     "command": command.program,
 }
 

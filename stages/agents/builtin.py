@@ -3,6 +3,9 @@
 - `oracle` runs the task's annotator reproduction script, exactly as the construction flow did.
 - `nodata` (MoSciBench's NoDataGuess) answers from the prompt alone, never opening `data/`.
 - `defensive` writes zeros and -1 sentinels; the realistic filter must score it 0.
+- `fabricate` invents plausible numbers and artifacts from the prompt alone, never opening `data/`.
+- `reference` hands in what one standard baseline of the task's category predicts
+  (`options: {baseline: climatology}`; see `scripts/reference_models.py`).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import sys
 from pathlib import Path
 
 from stages.agents.program import AgentProgram, QueryContext
+from stages.agents.scripts.reference_models import MODELS as REFERENCE_MODELS
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
@@ -32,4 +36,21 @@ def defensive(options: dict, query: QueryContext) -> AgentProgram:
     """Answer zeros and -1 sentinels in the declared shape."""
     return AgentProgram(
         argv=[sys.executable, "/agent/defensive.py", "/workspace"], agent_dir=SCRIPTS
+    )
+
+
+def fabricate(options: dict, query: QueryContext) -> AgentProgram:
+    """Invent plausible metrics and artifacts without reading data/."""
+    return AgentProgram(
+        argv=[sys.executable, "/agent/fabricate.py", "/workspace"], agent_dir=SCRIPTS
+    )
+
+
+def reference(options: dict, query: QueryContext) -> AgentProgram:
+    """Run one reference model (option `baseline`) on the query's public data."""
+    model = options.get("baseline")
+    if model not in REFERENCE_MODELS:
+        raise KeyError(f"reference agent: unknown model {model!r}; known: {sorted(REFERENCE_MODELS)}")
+    return AgentProgram(
+        argv=[sys.executable, "/agent/reference.py", model, "/workspace"], agent_dir=SCRIPTS
     )

@@ -7,16 +7,26 @@ reward; every other outcome scores 0 and is counted by `aggregate.py` as that ou
 Gold has the shape of an answer: `{"metrics": {name: value}}`, where each value is the reference
 of the training reward (missing or `null` = no reference), or `{"answer": value}`. A malformed gold
 file is the benchmark's fault, never the agent's: it raises `GoldError` instead of scoring 0.
+
+A query's `Grading` carries what the build measured on the scorer side: the reference models'
+metric values (a metric with `references` passes only when it beats each by its `margin`; a
+reference value that is missing is the benchmark's fault, `GoldError`) and, for a hypothesis with a
+bootstrap, the tolerance that replaces the spec's `rel_tol` / `abs_tol`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import fmean
 
-from stages.catalog import AnswerSpec
-from stages.scoring.checks import hypothesis_matches, metric_reward, target_satisfied
+from stages.catalog import AnswerSpec, MetricSpec
+from stages.scoring.checks import (
+    hypothesis_matches,
+    lower_is_better,
+    metric_reward,
+    target_satisfied,
+)
 from stages.scoring.outcomes import (
     Execution,
     Outcome,
@@ -31,6 +41,29 @@ HYPOTHESIS_CHECK = "answer"
 
 class GoldError(ValueError):
     """The gold answer does not fit the task's answer spec."""
+
+
+@dataclass(frozen=True)
+class Grading:
+    """Build-time measurements of one query: reference metrics and a bootstrap tolerance."""
+
+    references: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    tolerance: float | None = None
+
+
+NO_GRADING = Grading()
+
+
+def beats_references(metric: MetricSpec, value: float, grading: Grading) -> bool:
+    """Whether `value` is better than each of the metric's reference models by more than its margin."""
+    lower = lower_is_better(metric)
+    for name in metric.references:
+        reference = grading.references.get(name, {}).get(metric.name)
+        if reference is None:
+            raise GoldError(f"metric {metric.name}: no value of reference model {name!r}")
+        if (value >= reference - metric.margin) if lower else (value <= reference + metric.margin):
+            return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -73,20 +106,26 @@ def _gold_answer(spec: AnswerSpec, gold: dict) -> object:
     return parsed["answer"]
 
 
-def _score_metrics(spec: AnswerSpec, parsed: dict, gold: dict) -> tuple[dict[str, bool], float]:
+def _score_metrics(spec: AnswerSpec, parsed: dict, gold: dict,
+                   grading: Grading) -> tuple[dict[str, bool], float]:
     references = _references(spec, gold)
     values = parsed["metrics"]
     passes, rewards = {}, []
     for metric in spec.metrics or []:
         value = values.get(metric.name)
-        passes[metric.name] = value is not None and target_satisfied(metric, value)
+        passes[metric.name] = (value is not None and target_satisfied(metric, value)
+                               and beats_references(metric, value, grading))
         reference = references[metric.name]
         rewards.append(0.0 if value is None else metric_reward(metric, value, reference))
     return passes, fmean(rewards)
 
 
-def _score_hypothesis(spec: AnswerSpec, parsed: dict, gold: dict) -> tuple[dict[str, bool], float]:
-    passed = hypothesis_matches(spec.hypothesis, parsed["answer"], _gold_answer(spec, gold))
+def _score_hypothesis(spec: AnswerSpec, parsed: dict, gold: dict,
+                      grading: Grading) -> tuple[dict[str, bool], float]:
+    hypothesis = spec.hypothesis
+    if grading.tolerance is not None:
+        hypothesis = hypothesis.model_copy(update={"rel_tol": 0.0, "abs_tol": grading.tolerance})
+    passed = hypothesis_matches(hypothesis, parsed["answer"], _gold_answer(spec, gold))
     return {HYPOTHESIS_CHECK: passed}, float(passed)
 
 
@@ -94,19 +133,22 @@ GOLD_VALIDATORS: dict[str, Callable[[AnswerSpec, dict], object]] = {
     "metrics": _references,
     "hypothesis": _gold_answer,
 }
-SCORERS: dict[str, Callable[[AnswerSpec, dict, dict], tuple[dict[str, bool], float]]] = {
+SCORERS: dict[str, Callable[[AnswerSpec, dict, dict, Grading], tuple[dict[str, bool], float]]] = {
     "metrics": _score_metrics,
     "hypothesis": _score_hypothesis,
 }
 
 
-def score_query(spec: AnswerSpec, execution: Execution, gold: dict) -> QueryScore:
+def score_query(spec: AnswerSpec, execution: Execution, gold: dict,
+                grading: Grading = NO_GRADING) -> QueryScore:
     """Score one query of a task.
 
     Args:
         spec: The task's answer spec.
-        execution: What the harness recorded for the run.
+        execution: What the harness recorded for the run (for a graded task: with the recomputed
+            metrics as its answer, see `stages.grading.recompute`).
         gold: The annotator's gold answer for this query.
+        grading: The query's reference values and bootstrap tolerance.
 
     Returns:
         The query's outcome, pass flags, pass rate and training reward.
@@ -119,6 +161,6 @@ def score_query(spec: AnswerSpec, execution: Execution, gold: dict) -> QueryScor
     outcome, parsed = classify(spec, execution)
     if outcome is not Outcome.ANSWERED or parsed is None:
         return QueryScore(outcome, execution.exec_ok, {}, 0.0, 0.0)
-    passes, reward = SCORERS[kind](spec, parsed, gold)
+    passes, reward = SCORERS[kind](spec, parsed, gold, grading)
     pass_rate = sum(passes.values()) / len(passes)
     return QueryScore(outcome, execution.exec_ok, passes, pass_rate, reward)

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 SCOPE_BLOCK = re.compile(r"## Scope\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
+ARTIFACT_BLOCK = re.compile(r"## Artifact\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
 
 
 def read_scope(prompt: Path) -> dict:
@@ -22,6 +23,29 @@ def read_scope(prompt: Path) -> dict:
     if match is None:
         raise ValueError(f"{prompt}: no '## Scope' block with a ```json fence")
     return json.loads(match.group("json"))
+
+
+def read_artifact_spec(prompt: Path) -> dict:
+    """Return the JSON artifact block (file, key, columns, rows) of the rendered prompt."""
+    match = ARTIFACT_BLOCK.search(prompt.read_text())
+    if match is None:
+        raise ValueError(f"{prompt}: no '## Artifact' block with a ```json fence")
+    return json.loads(match.group("json"))
+
+
+def write_answer(metrics: dict | None = None, answer: object = None) -> None:
+    """Write work/answer.json: `{"metrics": ...}` or `{"answer": ...}`."""
+    document = {"metrics": metrics} if metrics is not None else {"answer": answer}
+    Path("work").mkdir(exist_ok=True)
+    Path("work/answer.json").write_text(json.dumps(document, indent=2, sort_keys=True))
+
+
+def kge(obs: np.ndarray, sim: np.ndarray) -> float:
+    """Kling-Gupta efficiency: 1 - sqrt((r - 1)^2 + (alpha - 1)^2 + (beta - 1)^2)."""
+    r = np.corrcoef(obs, sim)[0, 1] if sim.std() > 0 else 0.0
+    alpha = sim.std() / obs.std()
+    beta = sim.mean() / obs.mean()
+    return float(1.0 - np.sqrt((r - 1) ** 2 + (alpha - 1) ** 2 + (beta - 1) ** 2))
 
 
 def read_timeseries(data_dir: Path, scope: dict, columns: list[str]) -> pd.DataFrame:

@@ -1,0 +1,1 @@
+"""Grading: hidden truth, untrusted artifacts, metrics recomputed by the harness, reference models."""

@@ -1,0 +1,115 @@
+"""Read an agent's artifact (a Parquet file it left in `work/`) as untrusted input.
+
+The bytes were collected by the sandbox with a size cap. Before any data page is decoded, the
+footer is checked: row count, declared uncompressed size, the declared columns. Then only the
+declared columns are read and normalised (entity key as text, dates as days, values as float or
+int). Every problem, including whatever pyarrow raises on a hostile file, becomes an
+`ArtifactError` naming the file and the problem; it is scored as an unparseable answer, never a
+crash of the harness.
+
+Rows: the artifact must hold every required row (see `stages.grading.truth`) exactly once, with a
+finite value in every value column; rows beyond the required ones are ignored (and counted).
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+from stages.catalog import ArtifactSpec
+
+MAX_UNCOMPRESSED_BYTES = 512 << 20
+EXTRA_ROWS_ALLOWED = 1_000_000
+
+
+class ArtifactError(ValueError):
+    """The artifact cannot be graded; the message says why (scored as unparseable)."""
+
+
+def _footer_checks(data: bytes, spec: ArtifactSpec, required_rows: int) -> pq.ParquetFile:
+    try:
+        parquet = pq.ParquetFile(io.BytesIO(data))
+        metadata = parquet.metadata
+        names = set(parquet.schema_arrow.names)
+        size = sum(metadata.row_group(g).column(c).total_uncompressed_size
+                   for g in range(metadata.num_row_groups) for c in range(metadata.num_columns))
+    except Exception as error:  # noqa: BLE001 - any failure on a hostile file is the file's problem
+        raise ArtifactError(f"{spec.file} is not a readable Parquet file: {error}") from error
+    if metadata.num_rows > required_rows + EXTRA_ROWS_ALLOWED:
+        raise ArtifactError(f"{spec.file} has {metadata.num_rows} rows, at most "
+                            f"{required_rows + EXTRA_ROWS_ALLOWED} are read")
+    if size > MAX_UNCOMPRESSED_BYTES:
+        raise ArtifactError(f"{spec.file} declares {size} uncompressed bytes, more than "
+                            f"{MAX_UNCOMPRESSED_BYTES}")
+    missing = [c for c in [*spec.key, *spec.columns] if c not in names]
+    if missing:
+        raise ArtifactError(f"{spec.file} lacks the columns {missing} (has {sorted(names)[:20]})")
+    return parquet
+
+
+def _normalise(frame: pd.DataFrame, spec: ArtifactSpec) -> pd.DataFrame:
+    out = pd.DataFrame(index=frame.index)
+    for column in spec.key:
+        values = frame[column]
+        if column == "date":
+            out[column] = pd.to_datetime(values).dt.normalize().astype("datetime64[ns]")
+        else:
+            out[column] = values.astype(str)
+    for column, dtype in spec.columns.items():
+        values = pd.to_numeric(frame[column], errors="raise") if dtype in ("float", "int") else frame[column]
+        if dtype == "int":
+            numbers = values.to_numpy(dtype=float)
+            if not np.all(np.isfinite(numbers)) or not np.all(numbers == np.round(numbers)):
+                raise ArtifactError(f"{spec.file}: column {column!r} must hold whole numbers")
+            values = values.astype(np.int64)
+        elif dtype == "float":
+            values = values.astype(float)
+        else:
+            values = values.astype(str)
+        out[column] = values
+    return out
+
+
+def read_artifact(data: bytes, spec: ArtifactSpec, required: pd.DataFrame) -> pd.DataFrame:
+    """The artifact's required rows, in the order of `required`, with normalised dtypes.
+
+    Args:
+        data: The collected bytes of `work/<spec.file>`.
+        spec: The task's artifact spec.
+        required: The key columns of every row the agent owes (dates as datetime64).
+
+    Raises:
+        ArtifactError: On any problem with the file (unreadable, missing columns or rows, duplicate
+            keys, non-finite values, wrong types).
+    """
+    parquet = _footer_checks(data, spec, len(required))
+    try:
+        table = parquet.read(columns=[*spec.key, *spec.columns])
+        frame = _normalise(table.to_pandas(), spec)
+    except ArtifactError:
+        raise
+    except Exception as error:  # noqa: BLE001 - a hostile file may make any decoder step fail
+        raise ArtifactError(f"{spec.file}: unreadable values: {error}") from error
+    duplicated = frame.duplicated(spec.key)
+    if duplicated.any():
+        first = frame.loc[duplicated, spec.key].iloc[0].tolist()
+        raise ArtifactError(f"{spec.file}: {int(duplicated.sum())} duplicate keys (first: {first})")
+    wanted = required[spec.key].copy()
+    for column in spec.key:
+        wanted[column] = (wanted[column].astype("datetime64[ns]") if column == "date"
+                          else wanted[column].astype(str))
+    merged = wanted.merge(frame, on=spec.key, how="left", indicator=True)
+    absent = merged["_merge"] == "left_only"
+    if absent.any():
+        first = merged.loc[absent, spec.key].iloc[0].astype(str).tolist()
+        raise ArtifactError(f"{spec.file}: {int(absent.sum())} of {len(wanted)} required rows are "
+                            f"missing (first: {first})")
+    for column, dtype in spec.columns.items():
+        if dtype == "float" and not np.all(np.isfinite(merged[column].to_numpy(dtype=float))):
+            bad = int((~np.isfinite(merged[column].to_numpy(dtype=float))).sum())
+            raise ArtifactError(f"{spec.file}: column {column!r} has {bad} null or non-finite "
+                                "values on required rows")
+    return merged.drop(columns="_merge")

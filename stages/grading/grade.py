@@ -1,0 +1,67 @@
+"""Recompute a task's metrics from an artifact and the query's hidden truth (the harness's numbers).
+
+Pairwise metrics (`nse`, `kge`, `rmse`, ...) join the artifact to the truth on the truth's keys and
+compare the truth's target column with the metric's artifact column, per entity then aggregated
+(`median`/`mean`), or pooled over every truth row. `silhouette` grades the artifact's labels in
+the benchmark's feature space (the truth of a `signatures` task). A metric that is undefined on
+this artifact (e.g. a single cluster) is None, which fails its check; the reason is kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from stages.catalog import MetricSpec, TaskSpec
+from stages.grading import metrics
+
+FEATURE_FUNCTIONS = ("silhouette",)
+
+
+@dataclass(frozen=True)
+class Grades:
+    """Recomputed metric values (None when undefined) and why a value is undefined."""
+
+    values: dict[str, float | None]
+    undefined: dict[str, str]
+
+
+def _pairwise(metric: MetricSpec, joined: pd.DataFrame, key: str, target: str) -> float:
+    function = metrics.METRICS[metric.grade.function]
+    if metric.grade.aggregate == "pooled":
+        return function(joined[target].to_numpy(float), joined[metric.grade.column].to_numpy(float))
+    scores = metrics.per_entity(joined, key, target, metric.grade.column, function)
+    if len(scores.values) == 0:
+        raise metrics.MetricUndefined(f"no entity has a defined {metric.grade.function}")
+    return metrics.aggregate(scores.values, metric.grade.aggregate)
+
+
+def _silhouette(metric: MetricSpec, artifact: pd.DataFrame, truth: pd.DataFrame, key: str) -> float:
+    joined = truth.merge(artifact[[key, metric.grade.column]], on=key, how="inner")
+    features = joined.drop(columns=[key, metric.grade.column]).to_numpy(float)
+    return metrics.silhouette(features, joined[metric.grade.column].to_numpy())
+
+
+def grade_artifact(task: TaskSpec, artifact: pd.DataFrame, truth: pd.DataFrame, key: str) -> Grades:
+    """Every graded metric of the task, recomputed from the artifact against the truth."""
+    values: dict[str, float | None] = {}
+    undefined: dict[str, str] = {}
+    keys = [c for c in task.artifact.key if c in truth.columns]
+    joined = None
+    for metric in task.answer.metrics or []:
+        if metric.grade is None:
+            continue
+        try:
+            if metric.grade.function in FEATURE_FUNCTIONS:
+                value = _silhouette(metric, artifact, truth, key)
+            else:
+                if joined is None:
+                    joined = truth.merge(artifact, on=keys, how="inner")
+                value = _pairwise(metric, joined, key, task.truth.column)
+        except metrics.MetricUndefined as error:
+            values[metric.name], undefined[metric.name] = None, str(error)
+            continue
+        values[metric.name] = float(value) if np.isfinite(value) else None
+    return Grades(values, undefined)

@@ -1,0 +1,92 @@
+"""Stage one query: only its scope's entities and days in public files, its hidden truth in private.
+
+Layout under a built task (`stages.layout.task_dir`)::
+
+    public/<query_id>/    the query's Parquet tables + README.md (read-only; what a workspace links)
+    private/<query_id>/   truth.parquet, required.parquet (rows the artifact owes), references.json
+    private/annotator/    reproduce.py + the domain's annotator library
+    private/task.yaml
+
+A query sees nothing outside its scope (no other entity, no day after its end) and, for a task with
+a truth, not the evaluation target (see `stages.grading.truth`). Reference models are graded here,
+on the scorer side, against the truth.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+
+from stages.catalog import CatalogTask
+from stages.construct import Query, data_readme
+from stages.grading.references import grade_references
+from stages.grading.truth import withhold
+from stages.hashing import write_json
+from stages.prompts import ARTIFACT_BLOCK
+from stages.repository import write_parquet, write_tables
+from stages.tables import Table
+
+
+def scoped_tables(tables: list[Table], key: str, query: Query) -> list[Table]:
+    """The task's tables cut to the query's entities and dates (inclusive)."""
+    out = []
+    for table in tables:
+        frame = table.frame
+        if key in frame.columns:
+            frame = frame[frame[key].astype(str).isin(query.entities)]
+        if "date" in frame.columns:
+            dates = pd.to_datetime(frame["date"])
+            frame = frame[(dates >= pd.Timestamp(query.start)) & (dates <= pd.Timestamp(query.end))]
+        out.append(replace(table, frame=frame.reset_index(drop=True)))
+    return out
+
+
+def stage_task(task: CatalogTask, task_dir: Path) -> None:
+    """Empty the task's folder and copy its private annotator files and spec."""
+    shutil.rmtree(task_dir, ignore_errors=True)
+    annotator = task_dir / "private" / "annotator"
+    annotator.mkdir(parents=True)
+    shutil.copyfile(task.reproduce, annotator / "reproduce.py")
+    for module in task.annotator_lib:
+        shutil.copyfile(module, annotator / module.name)
+    shutil.copyfile(task.folder / "task.yaml", task_dir / "private" / "task.yaml")
+    (task_dir / "public").mkdir()
+
+
+def _readme(task: CatalogTask, tables: list[Table], note: str) -> str:
+    return data_readme(task.spec.id, tables) + (f"\n{note}\n" if note else "")
+
+
+def stage_query(task: CatalogTask, tables: list[Table], key: str, query: Query, task_dir: Path) -> Path:
+    """Write the query's public files and its private truth; returns the public folder."""
+    public, private = task_dir / "public" / query.query_id, task_dir / "private" / query.query_id
+    shutil.rmtree(public, ignore_errors=True)
+    private.mkdir(parents=True, exist_ok=True)
+    scoped = scoped_tables(tables, key, query)
+    note = ""
+    spec = task.spec
+    if spec.truth is not None:
+        withheld = withhold(spec.truth, {t.name: t.frame for t in scoped}, key, query.start,
+                            query.end, query.query_id)
+        scoped = [replace(t, frame=withheld.tables[t.name]) for t in scoped]
+        write_parquet(withheld.truth, private / "truth.parquet")
+        write_parquet(withheld.required, private / "required.parquet")
+        if spec.truth.kind != "signatures":
+            note = (f"`{spec.truth.column}` is null where it is withheld for evaluation (see the "
+                    "prompt's artifact block) and where it was never observed.")
+        artifact_block = json.loads(ARTIFACT_BLOCK.search(query.prompt).group("json"))
+        scope = {"entity_key": key, "entities": list(query.entities),
+                 "start": query.start.isoformat(), "end": query.end.isoformat()}
+        references = grade_references(spec, withheld.tables, scope, artifact_block,
+                                      withheld.required, withheld.truth)
+        write_json(private / "references.json", references)
+    write_tables(public, scoped, {"kind": "public", "task": spec.id})
+    (public / "manifest.json").unlink()
+    (public / "README.md").write_text(_readme(task, scoped, note))
+    for path in public.iterdir():
+        path.chmod(0o444)
+    return public
