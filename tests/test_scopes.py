@@ -149,3 +149,80 @@ def test_prompt_without_a_scope_block_is_refused():
     with pytest.raises(ValueError) as raised:
         parse_scope_block("# task\n\n## Scope\n\nNo fence here.\n")
     assert str(raised.value) == "prompt has no '## Scope' block with a ```json fence"
+
+
+# --- the sampler, the year count and the entity minimum, pinned at their exact values -------------
+
+# 20 basins listed out of order, so that a sampler drawing before sorting draws other basins.
+TWENTY = pd.DataFrame({
+    "gauge_id": ["01000009", "01000004", "01000007", "01000006", "01000016", "01000017", "01000003",
+                 "01000013", "01000001", "01000002", "01000014", "01000011", "01000020", "01000010",
+                 "01000015", "01000012", "01000005", "01000018", "01000019", "01000008"],
+})
+
+
+@pytest.mark.parametrize(
+    ("seed", "drawn"),
+    [
+        # numpy.random.default_rng(seed).choice(<the 20 ids sorted>, size=5, replace=False), sorted;
+        # seed 6 would draw 01000007 01000008 01000010 01000018 01000019 and seed 43 01000001 01000008
+        # 01000009 01000012 01000020.
+        (5, ("01000001", "01000010", "01000011", "01000014", "01000016")),
+        (42, ("01000002", "01000009", "01000012", "01000014", "01000020")),
+    ],
+)
+def test_sample_draws_with_the_scope_seed_from_the_sorted_ids(seed, drawn):
+    resolved = resolve_scope(scope(sample=5, seed=seed), TWENTY, "gauge_id", *SPAN, 1, 1)
+    assert resolved.entities == drawn
+
+
+def test_a_sample_of_exactly_min_entities_passes_and_one_more_is_needed_above():
+    assert len(resolve_scope(scope(sample=5, seed=5), TWENTY, "gauge_id", *SPAN, 5, 1).entities) == 5
+    with pytest.raises(ScopeUnavailable) as raised:
+        resolve_scope(scope(sample=5, seed=5), TWENTY, "gauge_id", *SPAN, 6, 1)
+    assert str(raised.value) == "scope selects 5 entities, the task needs 6"
+
+
+def test_one_entity_short_of_the_minimum_is_unavailable():
+    with pytest.raises(ScopeUnavailable) as raised:
+        resolve_scope(scope(entities={"huc_02": ["03"]}), ENTITIES, "gauge_id", *SPAN, 3, 1)
+    assert str(raised.value) == "scope selects 2 entities, the task needs 3"
+
+
+# Years are (end - start).days / 365.25 with 0.01 years of slack: ten years need 3649 days
+# ((10 - 0.01) * 365.25 = 3648.85), three 1093 (1092.10), one 362 (361.60). Counting in 365-day
+# years would accept 3648 days (9.9945); counting end - start + 1 days would accept 2009-12-27 too;
+# a slack of 0.011 years would accept 1092 days.
+@pytest.mark.parametrize(
+    ("last", "min_years"),
+    [
+        (date(2009, 12, 31), 10),  # ten calendar years: 3652 days
+        (date(2009, 12, 28), 10),  # 3649 days
+        (date(2002, 12, 29), 3),  # 1093 days
+        (date(2000, 12, 31), 1),  # one calendar year: 365 days (2000 is a leap year)
+        (date(2000, 12, 28), 1),  # 362 days
+    ],
+)
+def test_years_at_or_above_the_boundary_pass(last, min_years):
+    resolved = resolve_scope(scope(), ENTITIES, "gauge_id", date(2000, 1, 1), last, 1, min_years)
+    assert (resolved.start, resolved.end) == (date(2000, 1, 1), last)
+
+
+@pytest.mark.parametrize(
+    ("last", "min_years", "message"),
+    [
+        (date(2009, 12, 27), 10, "scope covers 9.99 years of data, the task needs 10"),  # 3648 days
+        (date(2002, 12, 28), 3, "scope covers 2.99 years of data, the task needs 3"),  # 1092 days
+        (date(2000, 12, 27), 1, "scope covers 0.99 years of data, the task needs 1"),  # 361 days
+    ],
+)
+def test_one_day_below_the_boundary_is_unavailable(last, min_years, message):
+    with pytest.raises(ScopeUnavailable) as raised:
+        resolve_scope(scope(), ENTITIES, "gauge_id", date(2000, 1, 1), last, 1, min_years)
+    assert str(raised.value) == message
+
+
+def test_ten_calendar_years_of_a_scope_count_as_ten():
+    resolved = resolve_scope(scope(years=(2000, 2009)), ENTITIES, "gauge_id", date(1990, 1, 1),
+                             date(2014, 12, 31), 1, 10)
+    assert (resolved.start, resolved.end) == (date(2000, 1, 1), date(2009, 12, 31))

@@ -15,13 +15,13 @@ import subprocess
 import sys
 from datetime import date
 from pathlib import Path
-from string import Template
 
 import pandas as pd
 import pytest
 
 from stages.catalog import CatalogTask, load_catalog, load_scopes
-from stages.scopes import ResolvedScope, ScopeUnavailable, render_scope_block, resolve_scope
+from stages.prompts import render_prompt
+from stages.scopes import ResolvedScope, ScopeUnavailable, resolve_scope
 from stages.sources import camels_us as camels_reader
 from stages.synthesize import camels_us as camels_synth
 from stages.tables import collect
@@ -90,17 +90,6 @@ def resolve(
     )
 
 
-def render_prompt(task: CatalogTask, scope: ResolvedScope) -> str:
-    """The prompt an agent reads: the task prompt, placeholders filled, then the scope block."""
-    body = Template(task.spec.prompt).substitute(
-        scope_description=scope.description,
-        n_entities=len(scope.entities),
-        start=scope.start.isoformat(),
-        end=scope.end.isoformat(),
-    )
-    return f"{body.rstrip()}\n\n{render_scope_block(scope)}"
-
-
 def stage_workspace(
     workspace: Path, task: CatalogTask, scope: ResolvedScope, repository: dict[str, pd.DataFrame]
 ) -> None:
@@ -108,7 +97,7 @@ def stage_workspace(
     data = workspace / "data"
     data.mkdir(parents=True)
     (workspace / "work").mkdir()
-    (workspace / "prompt.md").write_text(render_prompt(task, scope))
+    (workspace / "prompt.md").write_text(render_prompt(task.spec, scope))
     for table, columns in task.spec.data.tables.items():
         repository[table][columns].to_parquet(data / f"{table}.parquet", index=False)
     (data / "README.md").write_text("Staged tables of the camels repository.\n")
@@ -179,7 +168,7 @@ def test_prompts_fill_every_placeholder_and_never_name_the_source(tasks):
         date(2002, 12, 31),
     )
     for task in tasks.values():
-        prompt = render_prompt(task, scope)
+        prompt = render_prompt(task.spec, scope)
         assert "$" not in prompt, task.spec.id
         assert "work/answer.json" in prompt
         assert task.spec.source.doi not in prompt
