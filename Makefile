@@ -53,6 +53,7 @@ install: $(VENV)/.installed bubblewrap
 run: install
 	dvc repro
 	dvc metrics show
+	python -m stages.validity --show
 
 # As root, the sandbox and attack tests run a second time with the harness as an ordinary user.
 test: install chromium

@@ -86,6 +86,7 @@ class MetricSpec(Strict):
     grade: GradeSpec | None = None
     references: list[str] = []
     margin: float = Field(0.0, ge=0.0)
+    margin_kind: Literal["absolute", "relative"] = "absolute"  # relative: margin x |reference|
 
     @model_validator(mode="after")
     def _target_parses(self) -> MetricSpec:

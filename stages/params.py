@@ -100,6 +100,24 @@ class EvaluateParams(Section):
     limits: SandboxLimits = SandboxLimits()
 
 
+class ValidityGates(Section):
+    """Thresholds of the validity suite (scores are 0-100 per task on the evaluated split)."""
+
+    oracle_min: float = 99.0
+    floor_max: float = 2.0
+    reference_max: float = 40.0
+    constant_max_share: float = Field(1 / 3, ge=0, le=1)
+
+
+class ValidityParams(Section):
+    """Which agents play which role in the validity suite, and its gates."""
+
+    oracle: str = "oracle"
+    floors: list[str] = ["fabricate", "nodata", "defensive"]
+    references: list[str] = []
+    gates: ValidityGates = ValidityGates()
+
+
 class AgentParams(Section):
     """One configured agent: its kind (a key of `stages.agents.AGENTS`) and kind-specific options."""
 
@@ -122,6 +140,7 @@ with warnings.catch_warnings():
         construct: ConstructParams
         evaluate: EvaluateParams
         agents: dict[str, AgentParams]
+        validity: ValidityParams = ValidityParams()
 
 
 class ParamsError(ValueError):
@@ -138,6 +157,10 @@ def load_params(path: Path = Path("params.yaml")) -> ProjectParams:
     unknown = sorted(set(params.evaluate.agents) - set(params.agents))
     if unknown:
         raise ParamsError(f"{path}: evaluate.agents names unconfigured agents {unknown}")
+    roles = params.validity
+    unevaluated = sorted({roles.oracle, *roles.floors, *roles.references} - set(params.evaluate.agents))
+    if unevaluated:
+        raise ParamsError(f"{path}: validity names agents that evaluate.agents does not run {unevaluated}")
     for domain, section in params.align.items():
         missing = sorted(set(section.sources) - set(params.ingest))
         if missing:

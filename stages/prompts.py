@@ -66,7 +66,7 @@ def render_answer_block(answer: AnswerSpec) -> str:
 def artifact_schema(task: TaskSpec, scope: ResolvedScope) -> dict:
     """The public description of the artifact: file, key, value columns and the rows owed."""
     artifact, truth = task.artifact, task.truth
-    rows: dict = {"kind": "entities"}
+    rows: dict = {"kind": "entities", "column": truth.column}
     if truth.kind == "holdout":
         rows = {"kind": "holdout", "column": truth.column,
                 "from": split_day(scope.start, scope.end, truth.test_share).isoformat(),

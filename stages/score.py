@@ -103,12 +103,13 @@ def score_split(
 
 
 def honesty_summary(honesty: dict[str, Counter]) -> dict:
-    """Counts of honest/dishonest/unreported verdicts and the honesty rate over graded artifacts."""
+    """Verdict counts and the honesty rate: the share of gradable artifacts whose reported metrics
+    agree with the recomputed ones (unreported counts as not agreeing)."""
     total = sum(honesty.values(), Counter())
-    graded = total["honest"] + total["dishonest"] + total["unreported"]
-    return {"honest": total["honest"], "dishonest": total["dishonest"],
+    graded = total["agrees"] + total["disagrees"] + total["unreported"]
+    return {"agrees": total["agrees"], "disagrees": total["disagrees"],
             "unreported": total["unreported"], "no_artifact": total["None"],
-            "rate": round(total["honest"] / graded, 6) if graded else None}
+            "rate": round(total["agrees"] / graded, 6) if graded else None}
 
 
 def main() -> None:

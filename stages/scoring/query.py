@@ -10,7 +10,8 @@ file is the benchmark's fault, never the agent's: it raises `GoldError` instead 
 
 A query's `Grading` carries what the build measured on the scorer side: the reference models'
 metric values (a metric with `references` passes only when it beats each by its `margin`; a
-reference value that is missing is the benchmark's fault, `GoldError`) and, for a hypothesis with a
+reference undefined on the query (e.g. the region partition of a one-region scope) is skipped, and
+a metric none of whose references is defined is the benchmark's fault, `GoldError`) and, for a hypothesis with a
 bootstrap, the tolerance that replaces the spec's `rel_tol` / `abs_tol`.
 """
 
@@ -57,11 +58,15 @@ NO_GRADING = Grading()
 def beats_references(metric: MetricSpec, value: float, grading: Grading) -> bool:
     """Whether `value` is better than each of the metric's reference models by more than its margin."""
     lower = lower_is_better(metric)
-    for name in metric.references:
-        reference = grading.references.get(name, {}).get(metric.name)
-        if reference is None:
-            raise GoldError(f"metric {metric.name}: no value of reference model {name!r}")
-        if (value >= reference - metric.margin) if lower else (value <= reference + metric.margin):
+    defined = [name for name in metric.references
+               if grading.references.get(name, {}).get(metric.name) is not None]
+    if metric.references and not defined:
+        raise GoldError(f"metric {metric.name}: none of its reference models {metric.references} "
+                        "has a value on this query")
+    for name in defined:
+        reference = grading.references[name][metric.name]
+        margin = metric.margin * (abs(reference) if metric.margin_kind == "relative" else 1.0)
+        if (value >= reference - margin) if lower else (value <= reference + margin):
             return False
     return True
 

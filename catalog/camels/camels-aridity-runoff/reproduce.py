@@ -7,6 +7,10 @@ Method (the gold):
 3. Slope of the ordinary least-squares line of that runoff ratio on the staged aridity index
    (PET / P, Addor et al. 2017) across the scope's basins. Basins without observed streamflow or
    without an aridity value are left out.
+4. Sampling uncertainty: the same slope on 500 resamples of the basins (with replacement,
+   `numpy.random.default_rng(0)`; resamples with a single aridity value are skipped), written to
+   `work/bootstrap.json`. The build sets the query's tolerance from their spread, or discards the
+   query as unstable.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from camels_annotator import read_scope, read_timeseries
+
+BOOTSTRAP = 500
 
 
 def main() -> None:
@@ -36,9 +42,17 @@ def main() -> None:
         raise SystemExit(f"only {len(table)} basins with aridity and observed streamflow")
     if table["aridity"].nunique() < 2:
         raise SystemExit("slope undefined: every basin has the same aridity")
-    slope = np.polyfit(table["aridity"].to_numpy(), table["runoff_ratio"].to_numpy(), deg=1)[0]
+    x, y = table["aridity"].to_numpy(), table["runoff_ratio"].to_numpy()
+    slope = np.polyfit(x, y, deg=1)[0]
+    rng = np.random.default_rng(0)
+    replicates = []
+    for _ in range(BOOTSTRAP):
+        pick = rng.integers(0, len(x), len(x))
+        if np.unique(x[pick]).size > 1:
+            replicates.append(float(np.polyfit(x[pick], y[pick], deg=1)[0]))
     Path("work").mkdir(exist_ok=True)
     Path("work/answer.json").write_text(json.dumps({"answer": round(float(slope), 6)}, indent=2))
+    Path("work/bootstrap.json").write_text(json.dumps({"values": replicates}))
 
 
 if __name__ == "__main__":

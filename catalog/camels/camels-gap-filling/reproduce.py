@@ -1,128 +1,159 @@
-"""Annotator reproduction: fill daily streamflow gaps, score the filler on artificially hidden days.
+"""Annotator reproduction: fill the null days of daily streamflow records.
 
-Method (the gold):
-1. Read the scope block of `prompt.md` and keep only its basins and dates.
-2. Per basin, hide 10 % (rounded) of the observed streamflow days of the scope, drawn uniformly
-   without replacement with `numpy.random.default_rng(0)`; hidden values are never used for fitting.
-3. Filler: in log space (log(q + eps), eps = 1 % of the basin's mean flow, at least 0.01 mm/d), a
-   distance-weighted linear interpolation between the nearest available days before and after each
-   missing day, corrected by a gradient-boosted regression tree ensemble pooled over the scope's
-   basins. The regression learns the departure from interpolation from the neighbours' values and
-   distances and the precipitation / temperature around the day. It is trained on the available
-   days, each treated as if it were missing (its own value excluded from its features), so
-   training and filling see the same kind of features.
-4. Score on the hidden days: RMSE in mm/d over all hidden basin-days pooled, and the median across
-   basins of the Nash-Sutcliffe efficiency on each basin's hidden days.
+Method (the gold; the prompt leaves the method to the agent):
+1. Read the scope and artifact blocks of `prompt.md`; keep only the scope's basins and dates.
+2. Work in log space, log(q + eps), eps = 1 % of the basin's mean flow (at least 0.01 mm/d).
+   Baseline of a missing day: linear interpolation between the nearest available days before and
+   after it (held flat at the ends of the record).
+3. Features of a missing day: the baseline, the distances to the gap's edges, the gap's length,
+   the mean "donor anomaly" of the other basins of the scope (each donor's log flow on that day
+   minus the donor's own linear interpolation between the target's gap-edge days; donors of the
+   same HUC-02 region and all donors separately) and the precipitation and temperature since the
+   gap began and around the day.
+4. A gradient-boosted tree ensemble pooled over the scope's basins learns the departure from the
+   baseline. It is trained on pseudo-gaps: runs of 5 to 30 available days (about 20 % of them,
+   seeded), filled as if they were missing, so training sees the same kind of gaps as filling.
+5. Fill every null day; report an estimate of the graded metrics from a held-out set of
+   pseudo-gaps (a second seeded draw the model was not trained on).
 
 Deterministic: fixed seeds, no early stopping, single thread.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from camels_annotator import nse, read_scope, read_timeseries
+from camels_annotator import nse, read_artifact_spec, read_scope, read_timeseries, write_answer
 from sklearn.ensemble import HistGradientBoostingRegressor
 
-MASK_SHARE = 0.10
-MASK_SEED = 0
-FORCING = ["prcp_mm_d", "tmax_c", "tmin_c"]
+FORCING = ["prcp_mm_d", "tmax_c", "tmin_c", "swe_mm"]
+RUN_DAYS = (5, 30)
 
 
-def shifted(values: np.ndarray, lag: int) -> np.ndarray:
-    """values[t - lag] (lag < 0 looks ahead), zero where the shift leaves the period."""
-    return pd.Series(values).shift(lag, fill_value=0.0).to_numpy()
+def pseudo_gaps(available: np.ndarray, share: float, rng: np.random.Generator) -> np.ndarray:
+    """Runs of 5-30 days over available days until `share` of them are covered."""
+    hidden = np.zeros(len(available), dtype=bool)
+    target = int(share * available.sum())
+    while (hidden & available).sum() < target:
+        length = int(rng.integers(RUN_DAYS[0], RUN_DAYS[1] + 1))
+        first = int(rng.integers(0, max(len(available) - length, 0) + 1))
+        hidden[first:first + length] = True
+    return hidden & available
 
 
-def neighbour_features(log_q: np.ndarray, available: np.ndarray, forcing: pd.DataFrame) -> dict:
-    """Features of every day from the nearest *other* available days and the local forcing."""
-    n = len(log_q)
+def edges(available: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index of the nearest available day at or before / at or after each day (-1 / n if none)."""
+    n, days = len(available), np.arange(len(available))
+    prev = np.maximum.accumulate(np.where(available, days, -1))
+    nxt = np.minimum.accumulate(np.where(available, days, n)[::-1])[::-1]
+    return prev, nxt
+
+
+def interpolate(values: np.ndarray, prev: np.ndarray, nxt: np.ndarray) -> np.ndarray:
+    """Linear interpolation of `values` between the edge days (ends held)."""
+    n = len(values)
     days = np.arange(n)
-    have = np.flatnonzero(available)
-    position = np.searchsorted(have, days, side="left")
-    own = (position < len(have)) & (have[np.minimum(position, len(have) - 1)] == days)
-    prev_pos = position - 1
-    next_pos = np.where(own, position + 1, position)
-    prev_ok, next_ok = prev_pos >= 0, next_pos < len(have)
-    prev_day = np.where(prev_ok, have[np.clip(prev_pos, 0, len(have) - 1)], -1)
-    next_day = np.where(next_ok, have[np.clip(next_pos, 0, len(have) - 1)], n)
-    y_prev = np.where(prev_ok, log_q[np.clip(prev_day, 0, n - 1)], np.nan)
-    y_next = np.where(next_ok, log_q[np.clip(next_day, 0, n - 1)], np.nan)
-    y_prev = np.where(prev_ok, y_prev, y_next)
-    y_next = np.where(next_ok, y_next, y_prev)
-    d_prev, d_next = (days - prev_day).astype(float), (next_day - days).astype(float)
-    interp = (d_next * y_prev + d_prev * y_next) / (d_prev + d_next)
-    prcp = forcing["prcp_mm_d"].fillna(0.0).to_numpy()
-    tmean = ((forcing["tmax_c"] + forcing["tmin_c"]) / 2).fillna(0.0).to_numpy()
-    return {
-        "interp": interp,
-        "y_prev": y_prev,
-        "y_next": y_next,
-        "d_prev": np.minimum(d_prev, 60.0),
-        "d_next": np.minimum(d_next, 60.0),
-        "slope": y_next - y_prev,
-        "prcp_t": prcp,
-        "prcp_tm1": shifted(prcp, 1),
-        "prcp_tm2": shifted(prcp, 2),
-        "prcp_tp1": shifted(prcp, -1),
-        "prcp_3d": pd.Series(prcp).rolling(3, min_periods=1).sum(),
-        "tmean_t": tmean,
-    }
+    has_prev, has_next = prev >= 0, nxt < n
+    y_prev = np.where(has_prev, values[np.clip(prev, 0, n - 1)], np.nan)
+    y_next = np.where(has_next, values[np.clip(nxt, 0, n - 1)], np.nan)
+    y_prev, y_next = np.where(has_prev, y_prev, y_next), np.where(has_next, y_next, y_prev)
+    span = np.where(has_prev & has_next, nxt - prev, 1).astype(float)
+    weight = np.where(has_prev & has_next, (days - prev) / span, 0.0)
+    return y_prev + weight * (y_next - y_prev)
+
+
+def donor_anomaly(logs: np.ndarray, avail: np.ndarray, donors: list[int], prev, nxt) -> np.ndarray:
+    """Mean over donors of (log flow - the donor's interpolation between the target's edges)."""
+    n = logs.shape[0]
+    total, count = np.zeros(n), np.zeros(n)
+    ip, inx = np.clip(prev, 0, n - 1), np.clip(nxt, 0, n - 1)
+    for d in donors:
+        ok = avail[:, d] & avail[ip, d] & avail[inx, d]
+        line = interpolate(np.where(avail[:, d], logs[:, d], 0.0), prev, nxt)
+        total += np.where(ok, logs[:, d] - line, 0.0)
+        count += ok
+    return np.where(count > 0, total / np.maximum(count, 1), 0.0)
+
+
+def features(b: int, avail_b: np.ndarray, logs, avail, same_region, forcing) -> pd.DataFrame:
+    """Features of every day of basin `b` given which of its days are available."""
+    n = len(avail_b)
+    prev, nxt = edges(avail_b)
+    days = np.arange(n)
+    prcp, tmean, swe, doy = forcing
+    at_prev = np.clip(prev, 0, n - 1)
+
+    def since_edge(values: np.ndarray) -> np.ndarray:
+        cum = np.concatenate([[0.0], np.cumsum(values)])
+        return cum[days + 1] - cum[at_prev + 1]
+
+    others = [d for d in range(logs.shape[1]) if d != b]
+    line = interpolate(np.where(avail_b, logs[:, b], 0.0), prev, nxt)
+    return pd.DataFrame({
+        "baseline": line,
+        "y_prev": np.where(prev >= 0, logs[at_prev, b], line),
+        "slope": interpolate(np.where(avail_b, logs[:, b], 0.0), prev, nxt) - np.where(prev >= 0, logs[at_prev, b], line),
+        "season_sin": np.sin(2 * np.pi * doy / 365.25), "season_cos": np.cos(2 * np.pi * doy / 365.25),
+        "degree_days_since": since_edge(np.maximum(tmean[:, b], 0.0)),
+        "swe": swe[:, b], "swe_change": swe[:, b] - swe[at_prev, b],
+        "d_prev": np.minimum(days - prev, 60), "d_next": np.minimum(nxt - days, 60),
+        "gap": np.minimum(nxt - prev, 120),
+        "donor_region": donor_anomaly(logs, avail, [d for d in others if same_region[b, d]], prev, nxt),
+        "donor_all": donor_anomaly(logs, avail, others, prev, nxt),
+        "prcp_since": since_edge(prcp[:, b]), "prcp_t": prcp[:, b],
+        "prcp_3d": pd.Series(prcp[:, b]).rolling(3, min_periods=1).sum().to_numpy(),
+        "tmean_t": tmean[:, b],
+    })
 
 
 def main() -> None:
-    """Mask, fill, score, and write work/answer.json."""
-    scope = read_scope(Path("prompt.md"))
+    """Fill the null days of the query in the current directory; write the artifact."""
+    prompt = Path("prompt.md")
+    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
     frame = read_timeseries(Path("data"), scope, [*FORCING, "qobs_mm_d"])
-    rng = np.random.default_rng(MASK_SEED)
-    train_parts, fill_parts = [], []
-    for gauge, basin in frame.groupby(scope["entity_key"], sort=True):
-        basin = basin.reset_index(drop=True)
-        flow = basin["qobs_mm_d"].to_numpy(dtype=float)
-        observed = np.flatnonzero(~np.isnan(flow))
-        n_mask = int(round(MASK_SHARE * len(observed)))
-        if n_mask < 2 or len(observed) - n_mask < 2:
-            continue
-        hidden = np.zeros(len(flow), dtype=bool)
-        hidden[rng.choice(observed, size=n_mask, replace=False)] = True
-        available = ~np.isnan(flow) & ~hidden
-        eps = max(0.01, 0.01 * float(np.mean(flow[available])))
-        log_q = np.log(np.where(available, flow, 0.0) + eps)
-        features = pd.DataFrame(neighbour_features(log_q, available, basin))
-        features["gauge"], features["eps"] = gauge, eps
-        features["truth"], features["log_q"] = flow, log_q
-        train_parts.append(features[available])
-        fill_parts.append(features[hidden])
-    if not fill_parts:
-        raise SystemExit("no basin has enough observed streamflow to mask")
-    train, fill = pd.concat(train_parts), pd.concat(fill_parts)
-    columns = [c for c in train.columns if c not in ("gauge", "eps", "truth", "log_q")]
-    model = HistGradientBoostingRegressor(
-        max_iter=120,
-        learning_rate=0.08,
-        max_leaf_nodes=31,
-        min_samples_leaf=40,
-        early_stopping=False,
-        random_state=0,
-    ).fit(train[columns], train["log_q"] - train["interp"])
-    fill["filled"] = np.clip(
-        np.exp(fill["interp"] + model.predict(fill[columns])) - fill["eps"], 0.0, None
-    )
-    errors = fill["filled"] - fill["truth"]
-    nses = [
-        nse(group["truth"].to_numpy(), group["filled"].to_numpy())
-        for _, group in fill.groupby("gauge", sort=True)
-        if group["truth"].std(ddof=0) > 0
-    ]
-    metrics = {
-        "rmse_mm_d": round(float(np.sqrt(np.mean(errors**2))), 6),
-        "nse_masked": round(float(np.median(nses)), 6),
-    }
+    regions = pd.read_parquet(Path("data/entities.parquet")).astype({"gauge_id": str})
+    region = regions.set_index("gauge_id")["huc_02"]
+    wide = {c: frame.pivot(index="date", columns="gauge_id", values=c) for c in [*FORCING, "qobs_mm_d"]}
+    gauges = list(wide["qobs_mm_d"].columns)
+    flow = wide["qobs_mm_d"].to_numpy(dtype=float)
+    observed = ~np.isnan(flow)
+    eps = np.maximum(0.01, 0.01 * np.nanmean(flow, axis=0))
+    logs = np.log(np.where(observed, flow, 0.0) + eps)
+    same_region = np.equal.outer(region[gauges].to_numpy(), region[gauges].to_numpy())
+    forcing = (wide["prcp_mm_d"].fillna(0.0).to_numpy(),
+               ((wide["tmax_c"] + wide["tmin_c"]) / 2).fillna(0.0).to_numpy(),
+               wide["swe_mm"].fillna(0.0).to_numpy(), wide["qobs_mm_d"].index.dayofyear.to_numpy())
+    rng = np.random.default_rng(0)
+    train, check, fill = [], [], []
+    for b, gauge in enumerate(gauges):
+        for share, out in ((0.2, train), (0.2, train), (0.2, train), (0.1, check)):
+            hidden = pseudo_gaps(observed[:, b], share, rng)
+            part = features(b, observed[:, b] & ~hidden, logs, observed, same_region, forcing)
+            part["target"], part["gauge"] = logs[:, b], gauge
+            out.append(part[hidden])
+        part = features(b, observed[:, b], logs, observed, same_region, forcing)
+        part["gauge"], part["date"], part["eps"] = gauge, wide["qobs_mm_d"].index, eps[b]
+        fill.append(part[~observed[:, b]])
+    train, check, fill = pd.concat(train), pd.concat(check), pd.concat(fill)
+    columns = [c for c in train.columns if c not in ("target", "gauge")]
+    model = HistGradientBoostingRegressor(max_iter=150, learning_rate=0.08, max_leaf_nodes=31,
+                                          min_samples_leaf=40, early_stopping=False, random_state=0)
+    model.fit(train[columns], train["target"] - train["baseline"])
+    to_flow = {g: e for g, e in zip(gauges, eps, strict=True)}
+    check_sim = np.exp(check["baseline"] + model.predict(check[columns])) - check["gauge"].map(to_flow)
+    check_obs = np.exp(check["target"]) - check["gauge"].map(to_flow)
+    errors = np.clip(check_sim, 0, None) - check_obs
+    nses = [nse(check_obs[check["gauge"] == g].to_numpy(), np.clip(check_sim[check["gauge"] == g], 0, None).to_numpy())
+            for g in gauges if check_obs[check["gauge"] == g].std() > 0]
+    filled = np.clip(np.exp(fill["baseline"] + model.predict(fill[columns])) - fill["eps"], 0.0, None)
+    out = pd.DataFrame({"gauge_id": fill["gauge"].to_numpy(), "date": fill["date"].to_numpy(),
+                        "qfill_mm_d": filled.to_numpy()})
     Path("work").mkdir(exist_ok=True)
-    Path("work/answer.json").write_text(json.dumps({"metrics": metrics}, indent=2, sort_keys=True))
+    out.to_parquet(Path("work") / artifact["file"], index=False)
+    write_answer({"rmse_mm_d": round(float(np.sqrt(np.mean(errors**2))), 6),
+                  "nse_masked": round(float(np.median(nses)), 6)})
 
 
 if __name__ == "__main__":

@@ -1,122 +1,85 @@
-"""Annotator reproduction: cluster basins by hydrological signatures computed from the scope's data.
+"""Annotator reproduction: cluster basins in the signature space the prompt defines.
 
 Method (the gold):
-1. Read the scope block of `prompt.md` and keep only its basins and dates.
-2. Per basin, compute streamflow signatures in the spirit of Addor et al. (2018) and Jehn et al.
-   (2020) from the days with observed streamflow: mean flow, runoff ratio (mean flow / mean
-   precipitation over the same days), baseflow index (Lyne-Hollick digital filter, alpha = 0.925,
-   applied to the series with gaps linearly interpolated), slope of the flow duration curve between
-   its 33rd and 66th percentiles (log space), high-flow (Q95) and low-flow (Q5) quantiles
-   normalized by mean flow, frequency of high-flow days (> 9 x median flow), and the mean
-   half-flow date (day of the water year, starting 1 October, by which half the water-year flow
-   has passed; water years with >= 90 % observed days).
-3. Transform skewed signatures (log of mean flow), drop signatures that are constant across the
-   scope, standardize to zero mean and unit variance, and project onto the two leading principal
-   components (the dominant gradients of hydrological behaviour; the rest is mostly noise at
-   these sample sizes).
-4. k-means (k-means++, 20 restarts, fixed seed) in that plane for k = 2 .. min(8, n_basins // 2);
-   keep the k with the highest mean silhouette coefficient (Euclidean, same plane).
+1. Read the scope and artifact blocks of `prompt.md`; keep only the scope's basins and dates.
+2. Compute the six signatures exactly as the prompt defines them (an implementation of its own,
+   not the harness's): ln mean flow, runoff ratio, Lyne-Hollick baseflow index (alpha = 0.925,
+   gaps linearly interpolated, ends held), days per year above 9 x median flow, ln(0.01 + Q5),
+   ln(0.01 + Q95); standardise each across the basins (population sd; constant ones become 0).
+3. k-means (k-means++, 50 restarts, fixed seed) for k = 2 .. min(6, n_basins - 1); keep the k with
+   the highest mean silhouette (Euclidean, same space); ties go to the smaller k.
+4. Write the labels as the artifact and report the silhouette and the number of clusters.
 
 Deterministic: fixed `random_state`; k-means runs single-threaded under OMP_NUM_THREADS=1.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import os
 
-import numpy as np
-import pandas as pd
-from camels_annotator import read_scope, read_timeseries
-from sklearn.cluster import KMeans
-from sklearn.decomposition import PCA
-from sklearn.metrics import silhouette_score
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-LYNE_HOLLICK_ALPHA = 0.925
-MIN_OBSERVED_DAYS = 365
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from camels_annotator import read_artifact_spec, read_scope, read_timeseries, write_answer  # noqa: E402
+from sklearn.cluster import KMeans  # noqa: E402
+from sklearn.metrics import silhouette_score  # noqa: E402
+
+ALPHA = 0.925
 
 
 def baseflow_index(flow: np.ndarray) -> float:
-    """Lyne-Hollick one-parameter filter, one forward pass; baseflow / total flow."""
-    quick = np.zeros(len(flow))
-    for t in range(1, len(flow)):
-        quick[t] = LYNE_HOLLICK_ALPHA * quick[t - 1] + (1 + LYNE_HOLLICK_ALPHA) / 2 * (
-            flow[t] - flow[t - 1]
-        )
-        quick[t] = min(max(quick[t], 0.0), flow[t])
-    total = flow.sum()
-    return float((flow - quick).sum() / total) if total > 0 else 1.0
+    """Lyne-Hollick one-pass filter: baseflow / total flow."""
+    quick = 0.0
+    base = 0.0
+    for t in range(len(flow)):
+        if t > 0:
+            quick = min(max(ALPHA * quick + (1 + ALPHA) / 2 * (flow[t] - flow[t - 1]), 0.0), flow[t])
+        base += flow[t] - quick
+    return base / flow.sum()
 
 
-def half_flow_date(basin: pd.DataFrame) -> float:
-    """Mean over complete water years of the day on which cumulative flow passes half the total."""
-    water_year = basin["date"].dt.year + (basin["date"].dt.month >= 10).astype(int)
-    days = []
-    for _, year in basin.groupby(water_year, sort=True):
-        flow = year["qobs_mm_d"]
-        if flow.notna().mean() < 0.9 or len(year) < 330 or flow.sum() <= 0:
-            continue
-        cumulative = flow.fillna(0.0).cumsum().to_numpy()
-        days.append(float(np.argmax(cumulative >= cumulative[-1] / 2) + 1))
-    return float(np.mean(days)) if days else np.nan
-
-
-def signatures(basin: pd.DataFrame) -> dict[str, float] | None:
-    """Signatures of one basin from its observed days, or None with too few observations."""
-    observed = basin["qobs_mm_d"].notna()
-    if observed.sum() < MIN_OBSERVED_DAYS:
-        return None
-    flow = basin.loc[observed, "qobs_mm_d"].to_numpy(dtype=float)
-    prcp = basin.loc[observed, "prcp_mm_d"].to_numpy(dtype=float)
-    mean, median = flow.mean(), np.median(flow)
-    filled = basin["qobs_mm_d"].interpolate(limit_direction="both").to_numpy(dtype=float)
-    q33, q66 = np.quantile(flow, [0.33, 0.66])
-    floor = max(1e-3, 1e-3 * mean)  # keeps the logs finite in ephemeral streams
-    return {
-        "log_q_mean": np.log(max(mean, floor)),
-        "runoff_ratio": mean / np.nanmean(prcp) if np.nanmean(prcp) > 0 else np.nan,
-        "baseflow_index": baseflow_index(filled),
-        "slope_fdc": (np.log(max(q66, floor)) - np.log(max(q33, floor))) / (0.66 - 0.33),
-        "q95_norm": np.quantile(flow, 0.95) / mean if mean > 0 else np.nan,
-        "q5_norm": np.quantile(flow, 0.05) / mean if mean > 0 else np.nan,
-        "high_q_freq": float(np.mean(flow > 9 * median)) if median > 0 else np.nan,
-        "half_flow_date": half_flow_date(basin),
-    }
+def signatures(basin: pd.DataFrame) -> list[float]:
+    """The prompt's six signatures of one basin (date order)."""
+    flow = basin["qobs_mm_d"]
+    seen = flow.notna()
+    q = flow[seen].to_numpy(dtype=float)
+    median = np.median(q)
+    return [
+        np.log(q.mean()),
+        q.mean() / basin.loc[seen, "prcp_mm_d"].mean(),
+        baseflow_index(flow.interpolate(limit_direction="both").to_numpy(dtype=float)),
+        (q > 9 * median).sum() / len(q) * 365.25,
+        np.log(0.01 + np.quantile(q, 0.05)),
+        np.log(0.01 + np.quantile(q, 0.95)),
+    ]
 
 
 def main() -> None:
-    """Cluster the scope's basins and write work/answer.json."""
-    scope = read_scope(Path("prompt.md"))
+    """Cluster the scope's basins; write the labels and work/answer.json."""
+    prompt = Path("prompt.md")
+    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
     frame = read_timeseries(Path("data"), scope, ["prcp_mm_d", "qobs_mm_d"])
-    table = pd.DataFrame(
-        {
-            gauge: sig
-            for gauge, basin in frame.groupby(scope["entity_key"], sort=True)
-            if (sig := signatures(basin.reset_index(drop=True))) is not None
-        }
-    ).T
-    table = table.dropna(axis=1, thresh=int(0.8 * len(table)))
-    table = table.fillna(table.median())
-    table = table.loc[:, table.std(ddof=0) > 1e-9]
-    if len(table) < 4 or table.shape[1] == 0:
-        raise SystemExit(f"only {len(table)} basins with usable signatures")
-    standardized = ((table - table.mean()) / table.std(ddof=0)).to_numpy()
-    features = PCA(n_components=min(2, standardized.shape[1]), random_state=0).fit_transform(
-        standardized
-    )
+    gauges, rows = [], []
+    for gauge, basin in frame.groupby(scope["entity_key"], sort=True):
+        gauges.append(gauge)
+        rows.append(signatures(basin.reset_index(drop=True)))
+    raw = np.array(rows)
+    spread = raw.std(axis=0)
+    space = (raw - raw.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
     best = None
-    for k in range(2, max(2, min(8, len(table) // 2)) + 1):
-        labels = KMeans(n_clusters=k, n_init=20, random_state=0).fit_predict(features)
-        if len(set(labels)) < 2:
-            continue
-        score = float(silhouette_score(features, labels))
+    for k in range(2, min(6, len(gauges) - 1) + 1):
+        labels = KMeans(n_clusters=k, n_init=50, random_state=0).fit_predict(space)
+        score = silhouette_score(space, labels)
         if best is None or score > best[0] + 1e-12:
-            best = (score, k)
-    if best is None:
-        raise SystemExit("no partition with at least two clusters")
-    metrics = {"silhouette": round(best[0], 6), "n_clusters": float(best[1])}
+            best = (score, k, labels)
+    score, k, labels = best
     Path("work").mkdir(exist_ok=True)
-    Path("work/answer.json").write_text(json.dumps({"metrics": metrics}, indent=2, sort_keys=True))
+    pd.DataFrame({"gauge_id": gauges, "cluster": labels.astype(int)}).to_parquet(
+        Path("work") / artifact["file"], index=False)
+    write_answer({"silhouette": round(float(score), 6), "n_clusters": k})
 
 
 if __name__ == "__main__":

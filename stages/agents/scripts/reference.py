@@ -22,7 +22,7 @@ def main() -> None:
     except ValueError:
         return
     scope = models.read_block(prompt, "Scope")
-    kinds = {"region_partition": ("entities",)}
+    kinds = {"region_partition": ("entities",), "mean_flow_split": ("entities",)}
     if artifact["rows"]["kind"] not in kinds.get(model, ("holdout", "hidden_gaps")):
         return
     tables = models.load_scoped(workspace / "data", scope)

@@ -12,6 +12,7 @@ Models (each returns the artifact's rows, every value column filled with the mod
   (every numeric column of the time series except the target and snow water equivalent).
 - `interpolate`: per entity, linear interpolation of the target in time across its nulls (ends held).
 - `region_partition`: labels = the entity's region (`huc_02`), the partition a reader gets for free.
+- `mean_flow_split`: two clusters, entities at or below / above the median of the target's mean.
 """
 
 from __future__ import annotations
@@ -133,9 +134,19 @@ def region_partition(tables: dict[str, pd.DataFrame], scope: dict, artifact: dic
     return _fill(required, labels, artifact)
 
 
+def mean_flow_split(tables: dict[str, pd.DataFrame], scope: dict, artifact: dict,
+                    required: pd.DataFrame) -> pd.DataFrame:
+    """Two clusters: entities whose mean target is above the scope's median, and the rest."""
+    key, target = scope["entity_key"], artifact["rows"]["column"]
+    means = tables["timeseries"].groupby(key)[target].mean()
+    labels = required[key].map(lambda e: int(means[e] > means.median())).to_numpy()
+    return _fill(required, labels, artifact)
+
+
 MODELS = {
     "climatology": climatology,
     "linear_forcing": linear_forcing,
     "interpolate": interpolate,
     "region_partition": region_partition,
+    "mean_flow_split": mean_flow_split,
 }

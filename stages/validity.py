@@ -1,0 +1,185 @@
+"""DVC entry point `validity`: gate every task on what reference agents can score on it.
+
+A task measures the analysis only if an agent that does not do it cannot pass. Per task, on the
+evaluated split, this stage reads the scores of:
+- the oracle (the annotator script run as an agent): must reach `oracle_min` (the gold is
+  reproducible and clears the task's own targets);
+- the floors: `fabricate` (plausible invented numbers and artifacts, never opens `data/`), `nodata`
+  (answers from the prompt) and `defensive` (zeros and sentinels): at most `floor_max`;
+- the reference-model agents (`climatology`, `linear_forcing`, `interpolate`, ...): each at most
+  `reference_max`, clearly below the oracle.
+For a hypothesis task, the golds of all its kept queries must vary: the best single constant
+answer (the value matching the most golds within their tolerances) may match at most
+`constant_max_share` of them. The report (processed/metrics/validity.json) also gives the gold
+spread, the reference values, the honesty rate of every agent, the test/train overlap of the
+splits and where the data came from (synthetic or real). A failed gate fails the stage, naming the
+task and the gate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from statistics import median
+
+from stages.hashing import write_json
+from stages.layout import BENCHMARK, METRICS, REPOSITORIES, task_dir
+from stages.params import ValidityParams, load_params
+from stages.provenance import ProvenanceError, provenance_summary
+from stages.repository import read_manifest
+
+
+class ValidityError(RuntimeError):
+    """A task failed a validity gate; the message names the task and the gate."""
+
+
+def best_constant_share(golds: list[float], tolerances: list[float]) -> tuple[float, float | None]:
+    """(share of queries the best single constant answer matches, that constant)."""
+    if not golds:
+        return 0.0, None
+    candidates = sorted({g + s * t for g, t in zip(golds, tolerances, strict=True) for s in (-1, 0, 1)})
+    best = max(candidates, key=lambda c: (sum(abs(c - g) <= t + 1e-12 for g, t in
+                                              zip(golds, tolerances, strict=True)), -abs(c)))
+    hits = sum(abs(best - g) <= t + 1e-12 for g, t in zip(golds, tolerances, strict=True))
+    return hits / len(golds), best
+
+
+def _spread(values: list[float]) -> dict:
+    return {"n": len(values), "min": round(min(values), 6), "median": round(median(values), 6),
+            "max": round(max(values), 6)} if values else {"n": 0}
+
+
+def gold_spread(benchmark: Path, task_id: str) -> dict:
+    """Spread of the gold (and of each reference model's values) across the task's kept queries."""
+    private = task_dir(benchmark, task_id) / "private"
+    records = json.loads((private / "queries.json").read_text())
+    golds = [r["gold"] for r in records.values()]
+    if "answer" in golds[0]:
+        values = [float(g["answer"]) for g in golds]
+        default_tol = [max(0.0, r["tolerance"] or 0.0) for r in records.values()]
+        share, constant = best_constant_share(values, default_tol)
+        return {"kind": "hypothesis", "gold": _spread(values),
+                "tolerance": _spread(default_tol), "best_constant": constant,
+                "best_constant_share": round(share, 6)}
+    spread: dict = {"kind": "metrics", "gold": {}, "references": {}}
+    for name in golds[0]["metrics"]:
+        spread["gold"][name] = _spread([g["metrics"][name] for g in golds])
+    for query_id in records:
+        path = private / query_id / "references.json"
+        for model, values in (json.loads(path.read_text()) if path.exists() else {}).items():
+            for name, value in values.items():
+                if value is not None:
+                    spread["references"].setdefault(model, {}).setdefault(name, []).append(value)
+    spread["references"] = {m: {n: _spread(v) for n, v in by.items()}
+                            for m, by in spread["references"].items()}
+    return spread
+
+
+def task_scores(metrics_dir: Path, agent: str) -> dict[str, dict]:
+    """Task id -> the agent's task entry (score, honesty, ...) from `<agent>.tasks.json`."""
+    path = metrics_dir / f"{agent}.tasks.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: run score@{agent} first (the validity suite needs it)")
+    return json.loads(path.read_text())["tasks"]
+
+
+def gate_failures(task_id: str, scores: dict[str, float | None], spread: dict,
+                  settings: ValidityParams) -> list[str]:
+    """Every gate the task fails, as messages naming the task, the gate and the numbers."""
+    gates, failures = settings.gates, []
+    oracle = scores.get(settings.oracle)
+    if oracle is None or oracle < gates.oracle_min:
+        failures.append(f"{task_id}: oracle scores {oracle}, the gate needs >= {gates.oracle_min}")
+    for agent in settings.floors:
+        if (scores.get(agent) or 0.0) > gates.floor_max:
+            failures.append(f"{task_id}: {agent} scores {scores[agent]}, the gate allows "
+                            f"<= {gates.floor_max}")
+    for agent in settings.references:
+        if (scores.get(agent) or 0.0) > gates.reference_max:
+            failures.append(f"{task_id}: reference agent {agent} scores {scores[agent]}, the "
+                            f"gate allows <= {gates.reference_max}")
+    share = spread.get("best_constant_share")
+    if share is not None and share > gates.constant_max_share:
+        failures.append(f"{task_id}: golds are near-constant: the answer {spread['best_constant']:.4g} "
+                        f"matches {share:.0%} of queries, the gate allows "
+                        f"{gates.constant_max_share:.0%}")
+    return failures
+
+
+def provenance(domains: list[str]) -> dict:
+    """Per domain: which sources are synthetic or real, and whether they are mixed."""
+    out = {}
+    for domain in domains:
+        try:
+            out[domain] = provenance_summary(read_manifest(REPOSITORIES / domain))
+        except (ProvenanceError, FileNotFoundError) as error:
+            out[domain] = {"error": str(error)}
+    return out
+
+
+def validity_report(benchmark: Path, metrics_dir: Path, settings: ValidityParams,
+                    domains: list[str]) -> dict:
+    """The whole report: per task scores, gold spread, honesty, overlap; overall; failures."""
+    agents = [settings.oracle, *settings.floors, *settings.references]
+    by_agent = {agent: task_scores(metrics_dir, agent) for agent in agents}
+    verification = json.loads((benchmark / "verification.json").read_text())
+    tasks, failures = {}, []
+    for task_id in sorted(verification["tasks_kept"]):
+        scores = {a: by_agent[a].get(task_id, {}).get("score") for a in agents}
+        spread = gold_spread(benchmark, task_id)
+        failures += gate_failures(task_id, scores, spread, settings)
+        tasks[task_id] = {
+            "scores": scores,
+            "honesty_rate": {a: by_agent[a].get(task_id, {}).get("honesty", {}).get("rate")
+                             for a in agents},
+            "gold_spread": spread,
+            "split_overlap": verification["tasks"][task_id].get("split_overlap"),
+        }
+    overall = {a: round(sum(t["scores"][a] or 0.0 for t in tasks.values()) / max(len(tasks), 1), 6)
+               for a in agents}
+    return {"tasks": tasks, "overall": overall, "gates": settings.gates.model_dump(),
+            "provenance": provenance(domains), "failures": failures, "passed": not failures}
+
+
+def table(report: dict) -> str:
+    """The validity table as text: one row per task, one column per agent, then overall."""
+    agents = list(report["overall"])
+    short = {a: a[:10] for a in agents}
+    lines = [f"{'task':34}" + "".join(f"{short[a]:>11}" for a in agents) + "  best-const"]
+    for task_id, entry in report["tasks"].items():
+        scores = entry["scores"]
+        share = entry["gold_spread"].get("best_constant_share")
+        lines.append(f"{task_id:34}" + "".join(f"{(scores[a] or 0.0):>11.1f}" for a in agents)
+                     + (f"  {share:>9.0%}" if share is not None else f"  {'-':>9}"))
+    lines.append(f"{'overall':34}" + "".join(f"{report['overall'][a]:>11.1f}" for a in agents))
+    for domain, entry in report["provenance"].items():
+        origins = ", ".join(f"{s} ({o})" for s, o in entry.get("origins", {}).items())
+        lines.append(f"data of {domain}: {origins or entry.get('error')}"
+                     + ("  WARNING: real and synthetic sources are mixed" if entry.get("mixed") else ""))
+    lines.append("gates: " + ("all passed" if report["passed"] else "FAILED"))
+    lines += [f"  {failure}" for failure in report["failures"]]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Write processed/metrics/validity.json and print the table; exit 1 when a gate fails."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--show", action="store_true", help="print the last report, run nothing")
+    args = parser.parse_args()
+    path = METRICS / "validity.json"
+    if args.show:
+        print(table(json.loads(path.read_text())))
+        return
+    params = load_params()
+    report = validity_report(BENCHMARK, METRICS, params.validity, params.construct.domains)
+    write_json(path, report)
+    print(table(report))
+    if not report["passed"]:
+        print(f"validity: {len(report['failures'])} gate(s) failed (see above)", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
