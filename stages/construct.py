@@ -147,22 +147,6 @@ def drop_near_duplicates(queries: list[Query], max_jaccard: float) -> tuple[list
     return [by_id[q.query_id] for q in kept], discards
 
 
-def split_queries(query_ids: list[str], train: float, val: float, min_test: int) -> dict[str, str]:
-    """Assign one task's verified queries to train/val/test, deterministically by id order.
-
-    Test gets `max(min_test, round(n * (1 - train - val)))` queries, val `round(n * val)` of the
-    rest, train the remainder. Raises ValueError when fewer than `min_test` queries exist.
-    """
-    ordered = sorted(query_ids)
-    n = len(ordered)
-    if n < min_test:
-        raise ValueError(f"{n} verified queries, a task needs at least {min_test} for its test split")
-    n_test = min(n, max(min_test, round(n * (1 - train - val))))
-    n_val = min(n - n_test, round(n * val))
-    splits = ["test"] * n_test + ["val"] * n_val + ["train"] * (n - n_test - n_val)
-    return dict(zip(ordered, splits, strict=True))
-
-
 def queries_frame(queries: list[Query], splits: dict[str, str]) -> pd.DataFrame:
     """The public query table (no citation, no gold) with each query's split."""
     rows = [

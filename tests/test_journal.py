@@ -195,7 +195,8 @@ def test_a_record_is_one_ascii_json_line_with_fields_in_schema_order():
         b'{"key": "759e7c63534e6e9cb2d9d467", "query_id": "q1", "task_id": "task", "agent": "oracle", '
         b'"agent_hash": "a1", "model": "m", "benchmark_id": "b-1", "exit_code": 0, "timed_out": false, '
         b'"infra_error": null, "answer_text": "{\\"answer\\": 1}", "attempts": 1, "wall_seconds": 0.5, '
-        b'"limits_hit": ["wall"], "answer_problem": null, "tokens": 0, "cost_usd": 0.0, '
+        b'"limits_hit": ["wall"], "answer_problem": null, "artifact_sha256": null, "artifact_problem": null, '
+        b'"tokens": 0, "cost_usd": 0.0, '
         b'"stdout": "\\u00e9\\u2028\\n", "stderr": ""}\n')
 
 
