@@ -74,6 +74,39 @@ def test_reference_agents_score_as_expected(built):
     assert metrics(project, "nodata")["score"] <= 5.0
 
 
+def test_the_validity_gates_hold_for_every_task(built):
+    """oracle >= 99, fabricate/nodata/defensive <= 2, each reference-model agent <= 40, per task."""
+    report = json.loads((built["project"] / "processed/metrics/validity.json").read_text())
+    assert report["passed"] and report["failures"] == []
+    assert len(report["tasks"]) == 5
+    for task_id, entry in report["tasks"].items():
+        scores = entry["scores"]
+        assert scores["oracle"] >= 99.0, task_id
+        assert max(scores[a] or 0.0 for a in ("fabricate", "nodata", "defensive")) <= 2.0, task_id
+        references = ("climatology", "linear_forcing", "interpolate", "region_partition",
+                      "mean_flow_split")
+        assert max(scores[a] or 0.0 for a in references) <= 40.0, task_id
+    assert report["overall"]["fabricate"] == 0.0
+    assert report["provenance"]["camels"]["origins"] == {"camels_us": "synthetic",
+                                                         "imagery": "synthetic"}
+    spread = report["tasks"]["camels-aridity-runoff"]["gold_spread"]
+    assert spread["best_constant_share"] <= 0.34
+
+
+def test_a_graded_task_scores_what_the_harness_recomputed(built):
+    """The oracle's reported estimates differ from the recomputed test values; scores use the latter."""
+    project = built["project"]
+    private = project / "processed/benchmark/tasks/camels-streamflow-prediction/private"
+    records = json.loads((private / "queries.json").read_text())
+    assert any(r["reported"]["metrics"]["nse"] != r["gold"]["metrics"]["nse"] for r in records.values())
+    journal = [json.loads(line) for line in
+               (project / "processed/runs/oracle/journal.jsonl").read_text().splitlines()]
+    graded = [r for r in journal if r["task_id"] != "camels-aridity-runoff"]
+    assert graded and all(r["artifact_sha256"] for r in graded)
+    for record in graded:
+        assert (project / "processed/runs/oracle/artifacts" / record["artifact_sha256"]).is_file()
+
+
 def test_every_task_keeps_three_test_queries(built):
     queries = pd.read_parquet(built["project"] / "processed/benchmark/queries.parquet")
     tests = queries[queries["split"] == "test"].groupby("task_id").size()
@@ -96,7 +129,9 @@ def test_metrics_record_the_benchmark_version(built):
 def test_no_gold_citation_or_private_path_reaches_an_agent(built):
     benchmark = built["project"] / "processed/benchmark"
     queries = pd.read_parquet(benchmark / "queries.parquet")
-    public_text = [p.read_text() for p in benchmark.glob("tasks/*/public/README.md")]
+    public_text = [p.read_text() for p in benchmark.glob("tasks/*/public/*/README.md")]
+    assert len(public_text) == len(queries)
+    assert not list(benchmark.glob("tasks/*/public/*/truth*"))
     secrets = ["private", str(benchmark)]
     for private in benchmark.glob("tasks/*/private"):
         spec = yaml.safe_load((private / "task.yaml").read_text())
