@@ -43,7 +43,8 @@ class Withheld:
 def split_day(start: date, end: date, test_share: float) -> date:
     """First test day: start + floor((1 - test_share) * N) days, N = calendar days in the scope."""
     n_days = (end - start).days + 1
-    return start + timedelta(days=int(np.floor((1 - test_share) * n_days)))
+    # Rounded before the floor: in floats 0.7 * 90 is 62.99999999999999, the rule means 63.
+    return start + timedelta(days=int(np.floor(round((1 - test_share) * n_days, 9))))
 
 
 def query_seed(query_id: str) -> int:
