@@ -88,7 +88,8 @@ def read_artifact(data: bytes, spec: ArtifactSpec, required: pd.DataFrame) -> pd
     parquet = _footer_checks(data, spec, len(required))
     try:
         table = parquet.read(columns=[*spec.key, *spec.columns])
-        frame = _normalise(table.to_pandas(), spec)
+        # The file's pandas metadata is ignored: it could rename columns or turn keys into an index.
+        frame = _normalise(table.to_pandas(ignore_metadata=True), spec)
     except ArtifactError:
         raise
     except Exception as error:  # noqa: BLE001 - a hostile file may make any decoder step fail
