@@ -23,6 +23,7 @@ from stages.catalog import ArtifactSpec
 
 MAX_UNCOMPRESSED_BYTES = 512 << 20
 EXTRA_ROWS_ALLOWED = 1_000_000
+MAX_EXACT_INTEGER = 2**53
 
 
 class ArtifactError(ValueError):
@@ -62,8 +63,11 @@ def _normalise(frame: pd.DataFrame, spec: ArtifactSpec) -> pd.DataFrame:
         values = pd.to_numeric(frame[column], errors="raise") if dtype in ("float", "int") else frame[column]
         if dtype == "int":
             numbers = values.to_numpy(dtype=float)
-            if not np.all(np.isfinite(numbers)) or not np.all(numbers == np.round(numbers)):
-                raise ArtifactError(f"{spec.file}: column {column!r} must hold whole numbers")
+            # Beyond 2**53 floats are not exact, and the int64 cast maps 1e300 and 2e300 to one label.
+            if (not np.all(np.isfinite(numbers)) or not np.all(numbers == np.round(numbers))
+                    or not np.all(np.abs(numbers) <= MAX_EXACT_INTEGER)):
+                raise ArtifactError(f"{spec.file}: column {column!r} must hold whole numbers "
+                                    f"(at most {MAX_EXACT_INTEGER} in magnitude)")
             values = values.astype(np.int64)
         elif dtype == "float":
             values = values.astype(float)
