@@ -11,7 +11,15 @@ rain-fed Southeast, semi-arid flashy Great Plains, snow-dominated Rockies, wet-w
 Northwest). Static attributes are drawn per region; the model parameters follow from them (soil
 capacity from soil depth and porosity, quick-flow share from slope, permeability and clay), and
 the climate and hydrological attributes are computed from the written series, so the files carry
-the structure that large-sample analyses look for. Same params -> byte-identical files.
+the structure that large-sample analyses look for. Basins vary within a region about as much as
+between regions.
+
+The files are not the truth: the model runs on the true weather with slowly drifting parameters,
+while the files publish precipitation with gauge undercatch and random error, temperature with
+error, a modelled SWE product and discharge with rating-curve error (`hydrology_errors`). So the
+generator's own model with each basin's true parameters, run on the published forcing, reaches a
+median NSE of about 0.8-0.9, not 1 (`camels_us_realism` measures it). Same params ->
+byte-identical files.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import polars as pl
 from pydantic import Field
 from scipy.signal import lfilter
 
+from stages.synthesize import hydrology_errors as errors
 from stages.synthesize import hydrology_model as model
 from stages.synthesize import hydrology_signatures as signatures
 from stages.synthesize.camels_us_basins import Basins, draw_basins, write_attributes
@@ -42,59 +51,88 @@ class Params(SeededYears):
 
 def write(out_dir: Path, params: Params) -> None:
     """Generate every raw file of the synthetic CAMELS-US source under `out_dir`."""
-    dates = np.arange(np.datetime64(f"{params.first_year}-01-01"),
-                      np.datetime64(f"{params.last_year + 1}-01-01"))
-    year = dates.astype("datetime64[Y]").astype(int) + 1970
-    month = dates.astype("datetime64[M]").astype(int) % 12 + 1
-    doy = (dates - dates.astype("datetime64[Y]")).astype(int) + 1
-    day = (dates - dates.astype("datetime64[M]")).astype(int) + 1
-    stamps = [f"{y} {m:02d} {d:02d}" for y, m, d in zip(year, month, day, strict=True)]
+    days = calendar(params)
+    stamps = [f"{y} {m:02d} {d:02d}"
+              for y, m, d in zip(days["year"], days["month"], days["day"], strict=True)]
     basins = draw_basins(params.seed, params.n_basins)
-    regional = {  # weather innovations shared by the basins of a region
-        huc: np.random.default_rng([params.seed, 2, int(huc)]).standard_normal((len(dates), 3))
-        for huc in sorted(set(basins.huc))
-    }
     derived: dict[str, list[np.ndarray]] = {}
     for start in range(0, params.n_basins, CHUNK):
         chunk = np.arange(start, min(start + CHUNK, params.n_basins))
-        region_noise = np.stack([regional[huc] for huc in basins.huc[chunk]], axis=1)
-        s = _simulate(params, basins, chunk, doy, region_noise)
+        s = simulate(params, basins, chunk)
         _write_series(out_dir, basins, chunk, s, stamps)
-        clim = signatures.climate_indices(doy, month, s["prcp"], s["tmean"], s["pet"])
-        hydro = signatures.hydrological_signatures(year, month, s["q_obs_mm_d"], s["prcp"])
+        clim = signatures.climate_indices(days["doy"], days["month"], s["prcp"], s["tmean"],
+                                          s["pet"])
+        hydro = signatures.hydrological_signatures(days["year"], days["month"], s["q_obs_mm_d"],
+                                                   s["prcp"])
         for name, values in (clim | hydro).items():
             derived.setdefault(name, []).append(values)
     write_attributes(out_dir, basins, {name: np.concatenate(v) for name, v in derived.items()})
 
 
-def _simulate(params: Params, basins: Basins, chunk: np.ndarray, doy: np.ndarray,
-              region_noise: np.ndarray) -> dict[str, np.ndarray]:
-    """Weather, snow, runoff and observed discharge (rounded as written) for a chunk of basins."""
+def calendar(params: Params) -> dict[str, np.ndarray]:
+    """Year, month, day of month and day of year of every day of the record."""
+    dates = np.arange(np.datetime64(f"{params.first_year}-01-01"),
+                      np.datetime64(f"{params.last_year + 1}-01-01"))
+    return {"year": dates.astype("datetime64[Y]").astype(int) + 1970,
+            "month": dates.astype("datetime64[M]").astype(int) % 12 + 1,
+            "day": (dates - dates.astype("datetime64[M]")).astype(int) + 1,
+            "doy": (dates - dates.astype("datetime64[Y]")).astype(int) + 1}
+
+
+def simulate(params: Params, basins: Basins, chunk: np.ndarray) -> dict[str, np.ndarray]:
+    """True and published series of the basins at positions `chunk`, arrays (days, basins).
+
+    The model runs on the true weather (`true_prcp`, `true_tmean`) with drifting parameters and
+    gives `true_swe` and `true_q_mm_d`; the other keys are what the files publish (rounded as
+    written; `q_obs_mm_d` is NaN on gaps) plus `pet` of the published temperature.
+    """
+    doy = calendar(params)["doy"]
     n_days = len(doy)
+    regional = {  # weather innovations shared by the basins of a region
+        huc: np.random.default_rng([params.seed, 2, int(huc)]).standard_normal((n_days, 3))
+        for huc in sorted(set(basins.huc[chunk]))
+    }
     local = np.empty((n_days, len(chunk), 3))
-    obs = np.empty((n_days, len(chunk)))
     gaps = np.zeros((n_days, len(chunk)), dtype=bool)
     for column, index in enumerate(chunk):
         rng = np.random.default_rng([params.seed, 1, int(index)])
         local[:, column, :2] = rng.standard_normal((n_days, 2))
         local[:, column, 2] = rng.standard_gamma(basins.gamma_shape[index], n_days)
-        obs[:, column] = rng.standard_normal(n_days)
         gaps[:, column] = _gap_mask(rng, n_days, params.gap_fraction)
+    rngs = [np.random.default_rng([params.seed, 3, int(index)]) for index in chunk]
     climate, catchment = basins.model_parameters(chunk)
+    region_noise = np.stack([regional[huc] for huc in basins.huc[chunk]], axis=1)
     noise = model.mix_innovations(local, region_noise, basins.gamma_shape[chunk])
-    weather = model.simulate_weather(doy, climate, noise)
-    series = {name: _round2(values) for name, values in weather.items() if name != "pet"}
-    series["pet"], series["tmean"] = weather["pet"], (series["tmax"] + series["tmin"]) / 2
-    swe, q = model.simulate_runoff(series["prcp"], weather["tmean"], weather["pet"], catchment)
+    true = model.simulate_weather(doy, climate, noise)
+    drift = errors.draw_drift(rngs, n_days)
+    true_swe, q = model.simulate_runoff(true["prcp"], true["tmean"], true["pet"], catchment, drift)
+    series = {"true_prcp": true["prcp"], "true_tmean": true["tmean"], "true_swe": true_swe,
+              "true_q_mm_d": q}
+    prcp = errors.published_precipitation(rngs, true["prcp"], true["tmean"],
+                                          basins.static["frac_forest"][chunk])
+    tmax, tmin = errors.published_temperature(rngs, true["tmax"], true["tmin"])
+    series |= {"prcp": _round2(prcp), "tmax": _round2(tmax), "tmin": _round2(tmin)}
+    series |= {name: _round2(values) for name, values in
+               model.derived_forcing(doy, climate, series["tmax"], series["tmin"]).items()}
+    series["tmean"] = (series["tmax"] + series["tmin"]) / 2
+    series["pet"] = published_pet(doy, climate.lat_deg, series["tmax"], series["tmin"])
+    swe = errors.modelled_swe(rngs, series["prcp"], series["tmean"], catchment.ddf_mm_c_d)
     series["swe"] = _round2(swe)
-    error = lfilter([0.6], [1, -0.8], obs, axis=0) * 0.08  # AR(1) rating-curve error
+    error = errors.rating_error(rngs, n_days)
     area_m2 = basins.header_area_m2[chunk]
-    cfs = _usgs_round(q * np.exp(error - 0.0032) * area_m2 / (FT3_TO_M3 * 86400 * 1000))
+    cfs = _usgs_round(q * np.exp(error) * area_m2 / (FT3_TO_M3 * 86400 * 1000))
     series["cfs"] = np.where(gaps, -999.0, cfs)
     series["q_obs_mm_d"] = np.where(gaps, np.nan, cfs * FT3_TO_M3 * 86400 / area_m2 * 1000)
     cold = lfilter(np.ones(3) / 3, [1], series["tmean"], axis=0) < -5  # ice-affected days
     series["flag"] = np.where(gaps, "M", np.where(cold, "A:e", "A"))
     return series
+
+
+def published_pet(doy: np.ndarray, lat_deg: np.ndarray, tmax: np.ndarray,
+                  tmin: np.ndarray) -> np.ndarray:
+    """Hargreaves PET (mm/d) of published temperatures, as the generator's model computes it."""
+    ra = model.extraterrestrial_radiation(lat_deg, doy)
+    return model.hargreaves_pet(ra, (tmax + tmin) / 2, tmax - tmin)
 
 
 def _gap_mask(rng: np.random.Generator, n_days: int, fraction: float) -> np.ndarray:

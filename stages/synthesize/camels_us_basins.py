@@ -48,21 +48,21 @@ REGIONS = (
            ("Metamorphics", "Unconsolidated sediments", "Siliciclastic sedimentary rocks",
             "Acid plutonic rocks"), (0.35, 0.25, 0.008, 2.5, 3.0, 0, 0)),
     Region("10", "06", ("MT", "WY", "NE", "KS", "SD"), (39.0, 48.5), (-111.0, -97.0), (500, 1800),
-           (2.0, 3.0, 4.5, 1.3, 0.60, 160, 0.22, 0.55, 0.15, 15.0, 5.0, 0.16), (2, 25),
+           (2.0, 3.0, 4.5, 1.4, 0.60, 160, 0.22, 0.55, 0.5, 15.0, 5.0, 0.16), (2, 25),
            (0.0, 0.35), (15, 60), (1.0, 1.5), ("Woody Savannas", "Grasslands"),
            ("Siliciclastic sedimentary rocks", "Mixed sedimentary rocks",
             "Unconsolidated sediments", "Carbonate sedimentary rocks"),
-           (0.75, 0.5, 0.006, 3.5, 3.5, 8, 0.01)),
+           (0.5, 0.5, 0.01, 3.0, 3.5, 1, 0.003)),
     Region("14", "09", ("CO", "UT", "WY"), (37.0, 41.0), (-109.5, -105.7), (2300, 3400),
            (1.5, 2.0, 3.5, 2.2, 0.20, 75, 0.38, 0.7, 0.35, 15.0, 4.0, 0.16), (60, 200),
            (0.3, 0.9), (35, 70), (0.4, 1.1), ("Evergreen Needleleaf Forest", "Open Shrublands"),
            ("Metamorphics", "Acid plutonic rocks", "Siliciclastic sedimentary rocks",
-            "Mixed sedimentary rocks"), (0.3, 0.2, 0.01, 1.5, 3.5, 0, 0)),
+            "Mixed sedimentary rocks"), (0.3, 0.2, 0.01, 1.5, 3.5, 0, 0.004)),
     Region("17", "12", ("WA", "OR", "ID"), (43.5, 48.8), (-123.8, -116.5), (200, 1800),
-           (5.0, -4.0, 2.5, 4.2, 0.75, 355, 0.5, 0.8, 0.3, 11.0, 2.0, 0.19), (40, 200),
+           (5.0, -4.0, 2.5, 3.2, 0.75, 355, 0.5, 0.8, 0.5, 11.0, 2.0, 0.19), (40, 200),
            (0.6, 1.0), (25, 60), (0.6, 1.5), ("Evergreen Needleleaf Forest", "Grasslands"),
            ("Basic volcanic rocks", "Acid volcanic rocks", "Pyroclastics", "Metamorphics"),
-           (0.45, 0.3, 0.012, 1.5, 3.0, 0, 0)),
+           (0.45, 0.3, 0.012, 1.5, 3.0, 0, 0.002)),
 )
 GEOLOGY = {  # GLiM class -> (porosity, log10 permeability in m2), typical GLHYMPS values
     "Unconsolidated sediments": (0.22, -12.5), "Siliciclastic sedimentary rocks": (0.12, -14.0),
@@ -84,6 +84,9 @@ FILE_COLUMNS = {
     " carbonate_rocks_frac geol_porostiy geol_permeability",
     "vege": "frac_forest lai_max lai_diff gvf_max gvf_diff dom_land_cover_frac dom_land_cover"
     " root_depth_50 root_depth_99",
+}
+SPREAD = {  # sd of per-basin jitter of the widest-spread parameters (log space; f_quick additive)
+    "p_mean": 0.45, "s_max": 0.5, "k_quick": 0.7, "k_slow": 0.6, "f_quick": 0.2, "threshold": 1.0,
 }
 NAMES = ("Alder", "Bear", "Beaver", "Birch", "Cedar", "Clear", "Deer", "Elk", "Fox", "Granite",
          "Hemlock", "Laurel", "Maple", "Mill", "Otter", "Pine", "Rock", "Salmon", "Sandy",
@@ -135,24 +138,34 @@ def draw_basins(seed: int, n_basins: int) -> Basins:
     def jitter(sigma: float) -> np.ndarray:
         return rng.lognormal(0, sigma, n_basins)
 
+    # Wide per-basin jitter: within a region, climate and response vary about as much as between
+    # regions (as in the real CAMELS), so the region alone does not predict a basin's signatures.
     climate = model.Climate(
         lat_deg=lat, t_amp_c=4 + 0.5 * (lat - 26) + clim[1], t_sigma_c=clim[2],
-        t_mean_c=25 - 0.85 * (lat - 26) - 5.0 * elev_km + clim[0] + rng.normal(0, 0.5, n_basins),
-        p_mean_mm_d=clim[3] * (1 + clim[8] * above) * jitter(0.15),
-        p_amp=np.clip(clim[4] * jitter(0.1), 0, 0.9),
-        p_peak_doy=clim[5] + rng.normal(0, 10, n_basins),
-        wet_frac=clim[6] * jitter(0.05), dtr_c=clim[9] + rng.normal(0, 1, n_basins),
+        t_mean_c=25 - 0.85 * (lat - 26) - 5.0 * elev_km + clim[0] + rng.normal(0, 1.5, n_basins),
+        p_mean_mm_d=np.minimum(clim[3] * (1 + clim[8] * above) * jitter(SPREAD["p_mean"]), 9.0),
+        p_amp=np.clip(clim[4] * jitter(0.3), 0, 0.9),
+        p_peak_doy=clim[5] + rng.normal(0, 25, n_basins),
+        wet_frac=np.clip(clim[6] * jitter(0.15), 0.1, 0.7),
+        dtr_c=clim[9] + rng.normal(0, 1.5, n_basins),
         dew_depression_c=clim[10] * jitter(0.1), k_rs=clim[11],
     )
     permeability = s["geol_permeability"] + 14
-    quick = resp[0] + 0.08 * np.log(s["slope_mean"] / 30) - 0.06 * permeability
+    quick = (resp[0] + 0.08 * np.log(s["slope_mean"] / 30) - 0.06 * permeability
+             + 0.004 * (s["clay_frac"] - 20) + rng.normal(0, SPREAD["f_quick"], n_basins))
+    # some basins of every region lose water to deep aquifers or lie above the water table
+    losing = rng.random(n_basins) < 0.4
     catchment = model.Catchment(
-        s_max_mm=np.clip(300 * s["max_water_content"], 40, 400), beta=resp[3] * jitter(0.15),
-        f_quick=np.clip(quick + 0.004 * (s["clay_frac"] - 20), 0.1, 0.9),
-        k_quick_d=np.clip(resp[1] * (s["area_gages2"] / 300) ** -0.15 * jitter(0.1), 0.05, 0.9),
-        k_slow_d=np.clip(resp[2] * 10 ** (0.15 * permeability) * jitter(0.25), 0.002, 0.2),
-        ddf_mm_c_d=resp[4] * (1 - 0.3 * s["frac_forest"]) * jitter(0.1),
-        threshold_mm=resp[5] * jitter(0.3), leak_d=resp[6] * jitter(0.2),
+        s_max_mm=np.clip(300 * s["max_water_content"] * jitter(SPREAD["s_max"]), 40, 500),
+        beta=resp[3] * jitter(0.35), f_quick=np.clip(quick, 0.1, 0.9),
+        k_quick_d=np.clip(resp[1] * (s["area_gages2"] / 300) ** -0.15 * jitter(SPREAD["k_quick"]),
+                          0.05, 0.9),
+        k_slow_d=np.clip(resp[2] * 10 ** (0.15 * permeability) * jitter(SPREAD["k_slow"]),
+                         0.002, 0.2),
+        ddf_mm_c_d=resp[4] * (1 - 0.3 * s["frac_forest"]) * jitter(0.2),
+        threshold_mm=(resp[5] * jitter(SPREAD["threshold"])
+                      + losing * rng.uniform(0, 8, n_basins)),
+        leak_d=resp[6] * jitter(0.5) + losing * rng.uniform(0, 0.015, n_basins),
     )
     area_m2 = np.rint(s["area_gages2"] * 1e6 * (1 + rng.normal(0, 0.02, n_basins)))
     elev = np.round(s["elev_mean"] * rng.uniform(0.9, 1.1, n_basins), 2)

@@ -3,7 +3,9 @@
 Arrays are shaped (days, basins); per-basin parameters are arrays of shape (basins,). Loops run
 over days only where a state carries over (wet/dry Markov chain, snowpack, soil, reservoirs).
 Radiation, day length and reference evapotranspiration follow FAO-56 (Allen, Pereira, Raes and
-Smith 1998, FAO Irrigation and Drainage Paper 56: eqs. 21-25, 34, 50, 52).
+Smith 1998, FAO Irrigation and Drainage Paper 56: eqs. 21-25, 34, 50, 52). `simulate_runoff`
+with a `Drift` is the synthetic truth; without one it is the fixed-parameter model an analyst
+could fit.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ WET_PERSISTENCE = 0.35  # lag-1 autocorrelation of the wet/dry state
 TEMP_PERSISTENCE = 0.7  # AR(1) coefficient of daily temperature anomalies
 REGIONAL_SHARE = 0.8  # correlation of a basin's weather innovations with its region's
 SNOW_BELOW_C, RAIN_ABOVE_C, MELT_ABOVE_C = -1.0, 3.0, 0.0
+MAX_RATE_D = 0.95  # a reservoir cannot release more than it holds in a day
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,20 @@ class Catchment:
     ddf_mm_c_d: np.ndarray  # degree-day melt factor
     threshold_mm: np.ndarray  # slow-store level below which the stream gets no baseflow
     leak_d: np.ndarray  # slow-store loss to deep groundwater / riparian ET, 1/d (losing streams)
+
+
+@dataclass(frozen=True)
+class Drift:
+    """What the true runoff process has and the fixed-parameter model lacks, each (days, basins).
+
+    Factors multiply the catchment's parameters of the same name on each day; the shock is water
+    added to (negative: taken from) the soil store, such as unrecorded irrigation or abstraction.
+    """
+
+    s_max_factor: np.ndarray
+    k_quick_factor: np.ndarray
+    k_slow_factor: np.ndarray
+    soil_shock_mm: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -98,10 +115,10 @@ def saturation_vapour_pressure_pa(temp_c: np.ndarray) -> np.ndarray:
 
 
 def simulate_weather(doy: np.ndarray, climate: Climate, noise: Innovations) -> dict:
-    """Daily weather arrays keyed prcp, tmax, tmin, tmean, dayl, srad, vp and pet.
+    """True daily weather arrays keyed prcp, tmax, tmin, tmean and pet.
 
-    Units as in the forcing files (mm/d, C, s, W/m2 daylight mean, Pa); pet is Hargreaves
-    reference evapotranspiration in mm/d.
+    Units as in the forcing files (mm/d, C); pet is Hargreaves reference evapotranspiration in
+    mm/d. `derived_forcing` adds day length, radiation and vapour pressure.
     """
     phase = OMEGA * (doy[:, None] - climate.p_peak_doy)
     season = 1 + climate.p_amp * np.cos(phase)
@@ -113,33 +130,60 @@ def simulate_weather(doy: np.ndarray, climate: Climate, noise: Innovations) -> d
     cycle = climate.t_amp_c * np.sin(OMEGA * (doy[:, None] - 105))  # coldest mid-January
     tmean = climate.t_mean_c + cycle + anomaly - 1.0 * wet  # wet days are a little cooler
     dtr = climate.dtr_c * np.where(wet, 0.65, 1.0)
+    ra = extraterrestrial_radiation(climate.lat_deg, doy)
+    return {"prcp": prcp, "tmax": tmean + dtr / 2, "tmin": tmean - dtr / 2, "tmean": tmean,
+            "pet": hargreaves_pet(ra, tmean, dtr)}
+
+
+def derived_forcing(doy: np.ndarray, climate: Climate, tmax: np.ndarray,
+                    tmin: np.ndarray) -> dict[str, np.ndarray]:
+    """Day length, radiation and vapour pressure estimated from temperature, as Daymet does.
+
+    Radiation from the diurnal range (Hargreaves, FAO-56 eq. 50, capped at clear sky), vapour
+    pressure from the minimum temperature less a dew-point depression.
+    """
     dayl = day_length_s(climate.lat_deg, doy)
     ra = extraterrestrial_radiation(climate.lat_deg, doy)
-    rs = np.minimum(climate.k_rs * np.sqrt(dtr), 0.75) * ra  # FAO-56 eq. 50, capped at clear sky
-    tmin = tmean - dtr / 2
-    return {
-        "prcp": prcp, "tmax": tmean + dtr / 2, "tmin": tmin, "tmean": tmean, "dayl": dayl,
-        "srad": rs * 1e6 / dayl,
-        "vp": saturation_vapour_pressure_pa(tmin - climate.dew_depression_c),
-        "pet": np.maximum(0.0023 * 0.408 * ra * (tmean + 17.8) * np.sqrt(dtr), 0.0),
-    }
+    rs = np.minimum(climate.k_rs * np.sqrt(np.maximum(tmax - tmin, 0.0)), 0.75) * ra
+    return {"dayl": dayl, "srad": rs * 1e6 / dayl,
+            "vp": saturation_vapour_pressure_pa(tmin - climate.dew_depression_c)}
+
+
+def hargreaves_pet(ra: np.ndarray, tmean: np.ndarray, dtr: np.ndarray) -> np.ndarray:
+    """Hargreaves reference evapotranspiration in mm/d (FAO-56 eq. 52), `ra` in MJ m-2 d-1."""
+    return np.maximum(0.0023 * 0.408 * ra * (tmean + 17.8) * np.sqrt(np.maximum(dtr, 0.0)), 0.0)
 
 
 def simulate_runoff(prcp: np.ndarray, tmean: np.ndarray, pet: np.ndarray, catchment: Catchment,
+                    drift: Drift | None = None,
                     spinup_days: int = 730) -> tuple[np.ndarray, np.ndarray]:
     """Run the snow + soil + two-reservoir model; returns (swe_mm, q_mm_d).
 
+    Without `drift` the parameters are constant: the simple model an analyst could calibrate.
     States are initialised by running the first `spinup_days` once and keeping the end state.
     """
-    snow_share = np.clip((RAIN_ABOVE_C - tmean) / (RAIN_ABOVE_C - SNOW_BELOW_C), 0.0, 1.0)
+    snow_share = snowfall_share(tmean)
+    shape = prcp.shape
+    if drift is None:
+        ones = np.ones(shape)
+        drift = Drift(ones, ones, ones, np.zeros(shape))
     inputs = (prcp * snow_share, prcp * (1 - snow_share),
-              catchment.ddf_mm_c_d * np.maximum(tmean - MELT_ABOVE_C, 0.0), pet)
-    n_basins = prcp.shape[1]
+              catchment.ddf_mm_c_d * np.maximum(tmean - MELT_ABOVE_C, 0.0), pet,
+              catchment.s_max_mm * drift.s_max_factor,
+              np.minimum(catchment.k_quick_d * drift.k_quick_factor, MAX_RATE_D),
+              np.minimum(catchment.k_slow_d * drift.k_slow_factor, MAX_RATE_D - catchment.leak_d),
+              drift.soil_shock_mm)
+    n_basins = shape[1]
     state = (np.zeros(n_basins), 0.5 * catchment.s_max_mm, np.zeros(n_basins), np.zeros(n_basins))
-    spin = min(spinup_days, prcp.shape[0])
+    spin = min(spinup_days, shape[0])
     _, _, state = _run(tuple(x[:spin] for x in inputs), catchment, state)
     swe, q, _ = _run(inputs, catchment, state)
     return swe, q
+
+
+def snowfall_share(tmean: np.ndarray) -> np.ndarray:
+    """Share of precipitation falling as snow: 1 below -1 C, 0 above 3 C, linear between."""
+    return np.clip((RAIN_ABOVE_C - tmean) / (RAIN_ABOVE_C - SNOW_BELOW_C), 0.0, 1.0)
 
 
 def _declination(doy: np.ndarray) -> np.ndarray:
@@ -166,25 +210,26 @@ def _markov_chain(uniform: np.ndarray, prob: np.ndarray) -> np.ndarray:
 
 def _run(inputs: tuple[np.ndarray, ...], c: Catchment, state: tuple[np.ndarray, ...]):
     """Daily loop; state = (swe, soil, quick store, slow store) in mm."""
-    snowfall, rain, melt_potential, pet = inputs
+    snowfall, rain, melt_potential, pet, s_max, k_quick, k_slow, shock = inputs
     swe, soil, quick, slow = (s.copy() for s in state)
     swe_out, q_out = np.empty_like(rain), np.empty_like(rain)
-    et_threshold = 0.7 * c.s_max_mm
     for day in range(rain.shape[0]):
+        capacity = s_max[day]
         swe += snowfall[day]
         melt = np.minimum(swe, melt_potential[day])
         swe -= melt
         water = rain[day] + melt
-        runoff = water * (soil / c.s_max_mm) ** c.beta
+        soil = np.maximum(soil + shock[day], 0.0)
+        runoff = water * np.minimum(soil / capacity, 1.0) ** c.beta
         soil += water - runoff
-        excess = np.maximum(soil - c.s_max_mm, 0.0)
+        excess = np.maximum(soil - capacity, 0.0)
         soil -= excess
         runoff += excess
-        soil -= np.minimum(soil, pet[day] * np.minimum(soil / et_threshold, 1.0))
+        soil -= np.minimum(soil, pet[day] * np.minimum(soil / (0.7 * capacity), 1.0))
         quick += c.f_quick * runoff
         slow += (1 - c.f_quick) * runoff
-        q_quick = c.k_quick_d * quick
-        q_slow = c.k_slow_d * np.maximum(slow - c.threshold_mm, 0.0)
+        q_quick = k_quick[day] * quick
+        q_slow = k_slow[day] * np.maximum(slow - c.threshold_mm, 0.0)
         quick -= q_quick
         slow -= q_slow + c.leak_d * slow
         swe_out[day], q_out[day] = swe, q_quick + q_slow

@@ -24,8 +24,8 @@ def climate_indices(doy: np.ndarray, month: np.ndarray, prcp: np.ndarray, tmean:
     p_mean, pet_mean = prcp.mean(axis=0), pet.mean(axis=0)
     t = doy - 1.0
     design = np.column_stack([np.ones_like(t), np.sin(OMEGA * t), np.cos(OMEGA * t)])
-    t_coef = np.linalg.lstsq(design, tmean, rcond=None)[0]
-    p_coef = np.linalg.lstsq(design[:, 1:], prcp / p_mean - 1, rcond=None)[0]
+    t_coef = _fit_columns(design, tmean)
+    p_coef = _fit_columns(design[:, 1:], prcp / p_mean - 1)
     # P = mean (1 + dp sin(w (t - s_p))), T = mean + dT sin(w (t - s_t)): Berghuijs et al. 2014
     delta_p = np.hypot(p_coef[0], p_coef[1])
     phase_gap = np.arctan2(p_coef[1], p_coef[0]) - np.arctan2(t_coef[2], t_coef[1])
@@ -65,6 +65,16 @@ def hydrological_signatures(year: np.ndarray, month: np.ndarray, q: np.ndarray,
         "low_q_freq": low.sum(axis=0) / days * 365.25, "low_q_dur": mean_run_length(low),
         "zero_q_freq": ((q <= 0) & ok).sum(axis=0) / days, "hfd_mean": hfd,
     }
+
+
+def _fit_columns(design: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Least-squares coefficients of each column of `values`, shape (coefficients, basins).
+
+    One basin at a time, so the number of basins solved together (the generator's chunk) cannot
+    change the last bits of a basin's result.
+    """
+    solve = np.linalg.pinv(design)
+    return np.stack([solve @ values[:, column] for column in range(values.shape[1])], axis=1)
 
 
 def mean_run_length(events: np.ndarray) -> np.ndarray:

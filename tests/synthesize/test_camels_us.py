@@ -1,4 +1,4 @@
-"""Synthetic CAMELS-US: native layout, determinism, gaps, and hydrological structure."""
+"""Synthetic CAMELS-US: native layout, determinism, gaps, hydrological structure and realism."""
 
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ from scibench_testing.realdata import realdata, requires_realdata
 from scipy.stats import spearmanr
 
 from stages.sources import camels_us as reader
-from stages.synthesize import camels_us
+from stages.synthesize import camels_us, camels_us_realism
 from stages.synthesize.camels_us import Params
-from stages.synthesize.camels_us_basins import FILE_COLUMNS
+from stages.synthesize.camels_us_basins import FILE_COLUMNS, draw_basins
 from stages.tables import collect
 
 TINY = Params(n_basins=8, first_year=2000, last_year=2002)
 DEFAULT = Params(n_basins=20, first_year=2000, last_year=2009)
+TINY_PROFILE = Params(n_basins=16, first_year=2000, last_year=2002)  # params.yaml's tiny scale
 FORCING_ROW = re.compile(r"\d{4} \d{2} \d{2} 12(\t-?\d+\.\d{2}){7}")
 FLOW_ROW = re.compile(r"\d{8} \d{4} \d{2} \d{2} ( *-?\d+\.\d{2}) (A|A:e|M)")  # " %8.2f" in the real
 
@@ -34,6 +35,13 @@ def tiny(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("tiny")
     camels_us.write(root, TINY)
     return root
+
+
+@pytest.fixture(scope="module")
+def tiny_profile(tmp_path_factory) -> tuple[Path, dict]:
+    root = tmp_path_factory.mktemp("tiny_profile")
+    camels_us.write(root, TINY_PROFILE)
+    return root, camels_us_realism.measure(root, TINY_PROFILE)
 
 
 @pytest.fixture(scope="module")
@@ -105,6 +113,12 @@ def test_same_seed_gives_identical_bytes_and_another_seed_differs(tmp_path, tiny
     camels_us.write(tmp_path / "other", TINY.model_copy(update={"seed": 7}))
     other = folder_bytes(tmp_path / "other")
     assert other != folder_bytes(tiny)
+
+
+def test_chunking_does_not_change_any_byte(tmp_path, tiny, monkeypatch):
+    monkeypatch.setattr(camels_us, "CHUNK", 3)
+    camels_us.write(tmp_path, TINY)
+    assert folder_bytes(tmp_path) == folder_bytes(tiny)
 
 
 def test_gaps_are_written_as_sentinels_and_read_as_null(tiny):
@@ -182,3 +196,43 @@ def test_params_are_validated():
         Params(n_basins=3, first_year=2001, last_year=2000)
     with pytest.raises(ValidationError):
         Params(n_basins=3, first_year=2000, last_year=2001, unknown=1)
+
+
+def test_a_perfect_model_on_the_published_forcing_is_good_but_not_perfect(tiny_profile):
+    _, figures = tiny_profile  # the generator's model and true parameters, published forcing
+    assert 0.7 <= figures["perfect_model_nse_median"] <= 0.93
+    assert figures["climatology_nse_median"] < figures["perfect_model_nse_median"] - 0.1
+
+
+def test_the_region_explains_only_part_of_the_signatures_variance(tiny_profile):
+    _, figures = tiny_profile
+    assert sorted(figures["region_r2"]) == ["baseflow_index", "high_q_freq", "runoff_ratio"]
+    for name, r2 in figures["region_r2"].items():
+        assert r2 < 0.85, name
+
+
+def test_published_precipitation_undercatches_snow_more_than_rain(tiny_profile):
+    catch = tiny_profile[1]["prcp_undercatch"]
+    assert 0.85 < catch["rain_days"] < 0.97 and 0.8 < catch["all_days"] < 0.97
+    assert catch["snow_days"] < catch["rain_days"] - 0.02
+
+
+def test_files_publish_erroneous_forcing_and_a_swe_product_not_the_truth(tiny_profile):
+    root, figures = tiny_profile
+    basins = draw_basins(TINY_PROFILE.seed, TINY_PROFILE.n_basins)
+    truth = camels_us.simulate(TINY_PROFILE, basins, np.arange(TINY_PROFILE.n_basins))
+    files = camels_us_realism.read_published(root, basins.gauge_id)
+    for name in ("prcp", "tmax", "tmin", "swe"):  # re-simulation reproduces the files
+        np.testing.assert_allclose(files[name], truth[name], atol=0.006)
+    assert np.abs(files["prcp"] - truth["true_prcp"]).mean() > 0.3
+    temperature_error = np.abs((files["tmax"] + files["tmin"]) / 2 - truth["true_tmean"])
+    assert 0.1 < temperature_error.mean() < 1.5
+    snowy = truth["true_swe"].max(axis=0) > camels_us_realism.SNOWY_MM
+    assert snowy.sum() >= 4
+    published, true = files["swe"][:, snowy], truth["true_swe"][:, snowy]
+    assert np.abs(published - true).max() > 10 and 0.1 < figures["swe_relative_error"] < 0.8
+    for column in range(snowy.sum()):  # a product that follows the seasons, with its own error
+        assert np.corrcoef(published[:, column], true[:, column])[0, 1] > 0.5
+    observed = np.isfinite(files["q_mm_d"]) & (truth["true_q_mm_d"] > 0.05)
+    log_ratio = np.log(files["q_mm_d"][observed] / truth["true_q_mm_d"][observed])
+    assert abs(np.median(log_ratio)) < 0.05 and 0.03 < log_ratio.std() < 0.3  # rating error
