@@ -4,7 +4,7 @@ import pytest
 
 from stages.catalog import AnswerSpec, HypothesisSpec, MetricSpec
 from stages.scoring.outcomes import Execution, Outcome
-from stages.scoring.query import GoldError, QueryScore, score_query
+from stages.scoring.query import NO_GRADING, GoldError, Grading, QueryScore, beats_references, score_query
 
 METRICS = AnswerSpec(
     metrics=[
@@ -115,3 +115,102 @@ def test_malformed_gold_is_named_in_the_error(spec, gold, message):
     with pytest.raises(GoldError) as raised:
         score_query(spec, answered({"answer": 10.0}), gold)
     assert str(raised.value) == message
+
+
+# --- reference models and bootstrap tolerances (the query's Grading) ------------------------------
+
+
+def graded(name: str, target: str, references: list[str], margin: float = 0.0,
+           margin_kind: str = "absolute") -> MetricSpec:
+    return MetricSpec(name=name, description=name, target=target,
+                      grade={"function": "nse", "column": "q"}, references=references, margin=margin,
+                      margin_kind=margin_kind)
+
+
+NSE_VS_CLIM = graded("nse", "higher is better", ["climatology"], margin=0.25)
+RMSE_VS_CLIM = graded("rmse", "lower is better", ["climatology"], margin=0.25)
+
+
+@pytest.mark.parametrize(
+    ("metric", "reference", "value", "beats"),
+    [
+        (NSE_VS_CLIM, 0.5, 0.75, False),  # exactly reference + margin: not more than the margin
+        (NSE_VS_CLIM, 0.5, 0.75 + 1e-9, True),
+        (NSE_VS_CLIM, 0.5, 0.5, False),
+        (graded("nse", "higher is better", ["climatology"]), 0.5, 0.5, False),  # equal, margin 0
+        (graded("nse", "higher is better", ["climatology"]), 0.5, 0.5 + 1e-12, True),
+        (RMSE_VS_CLIM, 1.0, 0.75, False),
+        (RMSE_VS_CLIM, 1.0, 0.75 - 1e-9, True),
+        (RMSE_VS_CLIM, 1.0, 1.5, False),
+        (graded("rmse", "< 5", ["climatology"]), 1.0, 1.0, False),  # `<` targets are lower-is-better
+        (graded("rmse", "< 5", ["climatology"]), 1.0, 0.999, True),
+    ],
+)
+def test_a_metric_must_beat_its_reference_by_more_than_the_margin(metric, reference, value, beats):
+    assert beats_references(metric, value, Grading({"climatology": {metric.name: reference}})) is beats
+
+
+@pytest.mark.parametrize(
+    ("metric", "reference", "value", "beats"),
+    [
+        # higher is better, margin 0.5 x |-2.0| = 1.0: must exceed -1.0
+        (graded("nse", "higher is better", ["climatology"], 0.5, "relative"), -2.0, -1.0, False),
+        (graded("nse", "higher is better", ["climatology"], 0.5, "relative"), -2.0, -0.999, True),
+        # lower is better, margin 0.25 x 2.0 = 0.5: must be below 1.5
+        (graded("rmse", "lower is better", ["climatology"], 0.25, "relative"), 2.0, 1.5, False),
+        (graded("rmse", "lower is better", ["climatology"], 0.25, "relative"), 2.0, 1.499, True),
+        # a relative margin of a reference at 0 is 0: strictly better is enough
+        (graded("rmse", "lower is better", ["climatology"], 0.25, "relative"), 0.0, 0.0, False),
+    ],
+)
+def test_a_relative_margin_scales_with_the_references_magnitude(metric, reference, value, beats):
+    assert beats_references(metric, value, Grading({"climatology": {metric.name: reference}})) is beats
+
+
+def test_every_defined_reference_must_be_beaten_and_undefined_ones_are_skipped():
+    metric = graded("nse", "higher is better", ["climatology", "linear_forcing", "interpolate"], margin=0.25)
+    grading = Grading({"climatology": {"nse": 0.5}, "linear_forcing": {"nse": None}})  # interpolate absent
+    assert beats_references(metric, 0.76, grading) is True
+    grading = Grading({"climatology": {"nse": 0.5}, "linear_forcing": {"nse": 0.6}})
+    assert beats_references(metric, 0.76, grading) is False
+    assert beats_references(metric, 0.86, grading) is True
+
+
+def test_no_defined_reference_is_the_benchmarks_fault():
+    metric = graded("nse", "higher is better", ["climatology", "linear_forcing"])
+    grading = Grading({"climatology": {"nse": None}, "linear_forcing": {"kge": 0.3}})
+    with pytest.raises(GoldError) as raised:
+        beats_references(metric, 0.9, grading)
+    assert str(raised.value) == ("metric nse: none of its reference models ['climatology', 'linear_forcing'] "
+                                 "has a value on this query")
+
+
+def test_a_metric_without_references_needs_no_grading():
+    assert beats_references(METRICS.metrics[0], 0.31, NO_GRADING) is True
+
+
+def test_score_query_fails_a_metric_that_meets_its_target_but_not_its_reference():
+    spec = AnswerSpec(metrics=[graded("nse", "> 0.3", ["climatology"], margin=0.05),
+                               graded("kge", "> 0.3", ["climatology"], margin=0.05)])
+    grading = Grading({"climatology": {"nse": 0.6, "kge": 0.2}})
+    score = score_query(spec, answered({"metrics": {"nse": 0.62, "kge": 0.4}}), {"metrics": {}}, grading)
+    assert score.metric_passes == {"nse": False, "kge": True}
+    assert score.pass_rate == 0.5
+    with pytest.raises(GoldError, match="metric nse: none of its reference models"):
+        score_query(spec, answered({"metrics": {"nse": 0.62, "kge": 0.4}}), {"metrics": {}})  # no Grading
+
+
+@pytest.mark.parametrize(
+    ("answer", "tolerance", "passed"),
+    [
+        (10.9, None, True),  # the spec's rel_tol 0.1: |10.9 - 10| <= 1.0
+        (10.9, 0.5, False),  # the bootstrap tolerance replaces it: 0.9 > 0.5
+        (10.5, 0.5, True),
+        (12.0, None, False),
+        (12.0, 2.5, True),  # and is not capped by the spec's tolerance either
+        (10.0, 0.0, True),
+    ],
+)
+def test_a_bootstrap_tolerance_replaces_rel_tol_and_abs_tol(answer, tolerance, passed):
+    score = score_query(NUMBER, answered({"answer": answer}), {"answer": 10.0}, Grading(tolerance=tolerance))
+    assert score.metric_passes == {"answer": passed}
