@@ -1,0 +1,152 @@
+"""The validity stage: the best constant answer, the gates and the report table."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from stages.params import ValidityGates, ValidityParams
+from stages.validity import best_constant_share, gate_failures, gold_spread, table
+
+SETTINGS = ValidityParams(oracle="oracle", floors=["fabricate", "nodata"], references=["climatology"],
+                          gates=ValidityGates(oracle_min=99.0, floor_max=2.0, reference_max=40.0,
+                                              constant_max_share=1 / 3))
+PASSING = {"oracle": 100.0, "fabricate": 0.0, "nodata": 2.0, "climatology": 40.0}
+
+
+# --- the best single constant answer --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("golds", "tolerances", "share", "constant"),
+    [
+        ([], [], 0.0, None),
+        ([3.0, 3.0, 3.0], [0.0, 0.0, 0.0], 1.0, 3.0),
+        # Windows [-0.6, 0.6], [0.4, 1.6], [1.4, 2.6]: at most two overlap; of the points covering
+        # two, 0.4 (the left end of the second window) is nearest 0.
+        ([0.0, 1.0, 2.0], [0.6, 0.6, 0.6], 2 / 3, 0.4),
+        # Windows that only touch: 1.0 is in both (the tolerance is inclusive).
+        ([0.0, 2.0], [1.0, 1.0], 1.0, 1.0),
+        # Different tolerances: [0.9, 1.1] and [1.0, 1.2] overlap on [1.0, 1.1], [4.9, 5.1] apart.
+        ([1.0, 1.1, 5.0], [0.1, 0.1, 0.1], 2 / 3, 1.0),
+        # A wide window [0, 20] holds two narrow ones, [4.9, 5.1] and [5.4, 5.6], that do not
+        # overlap: two golds at most, first reached at 4.9.
+        ([5.0, 5.5, 10.0], [0.1, 0.1, 10.0], 2 / 3, 4.9),
+        # Negative golds: [-1.3, -0.7] and [-1.8, -1.2] overlap on [-1.3, -1.2]; -1.2 is nearest 0.
+        ([-1.0, -1.5], [0.3, 0.3], 1.0, -1.2),
+        ([5.0], [0.0], 1.0, 5.0),
+    ],
+)
+def test_best_constant_share_is_the_most_golds_one_value_matches(golds, tolerances, share, constant):
+    found_share, found_constant = best_constant_share(golds, tolerances)
+    assert found_share == pytest.approx(share)
+    assert found_constant == (None if constant is None else pytest.approx(constant))
+
+
+# --- gates ----------------------------------------------------------------------------------------
+
+
+def test_a_task_at_every_gates_bound_passes():
+    assert gate_failures("t", PASSING, {"best_constant_share": 1 / 3, "best_constant": 0.5}, SETTINGS) == []
+
+
+def test_missing_floor_and_reference_scores_count_as_zero():
+    assert gate_failures("t", {"oracle": 99.0}, {}, SETTINGS) == []
+
+
+@pytest.mark.parametrize(
+    ("scores", "spread", "message"),
+    [
+        ({"oracle": None}, {}, "t: oracle scores None, the gate needs >= 99.0"),
+        ({"oracle": 98.9}, {}, "t: oracle scores 98.9, the gate needs >= 99.0"),
+        ({"fabricate": 2.5}, {}, "t: fabricate scores 2.5, the gate allows <= 2.0"),
+        ({"nodata": 100.0}, {}, "t: nodata scores 100.0, the gate allows <= 2.0"),
+        ({"climatology": 40.5}, {}, "t: reference agent climatology scores 40.5, the gate allows <= 40.0"),
+        ({}, {"best_constant_share": 0.5, "best_constant": -0.123456},
+         "t: golds are near-constant: the answer -0.1235 matches 50% of queries, the gate allows 33%"),
+    ],
+)
+def test_each_failed_gate_is_named_with_its_numbers(scores, spread, message):
+    assert gate_failures("t", PASSING | scores, spread, SETTINGS) == [message]
+
+
+def test_every_failed_gate_is_listed():
+    scores = {"oracle": 50.0, "fabricate": 10.0, "nodata": 10.0, "climatology": 90.0}
+    failures = gate_failures("t", scores, {"best_constant_share": 1.0, "best_constant": 0.0}, SETTINGS)
+    assert [f.split(" scores ")[0].split(":")[1].strip() for f in failures[:4]] == [
+        "oracle", "fabricate", "nodata", "reference agent climatology"]
+    assert failures[4].startswith("t: golds are near-constant: the answer 0 matches 100% of queries")
+
+
+# --- gold spread ----------------------------------------------------------------------------------
+
+
+def write_task(tmp_path, records: dict, references: dict[str, dict]) -> None:
+    private = tmp_path / "tasks" / "t" / "private"
+    private.mkdir(parents=True)
+    (private / "queries.json").write_text(json.dumps(records))
+    for query_id, values in references.items():
+        (private / query_id).mkdir()
+        (private / query_id / "references.json").write_text(json.dumps(values))
+
+
+def test_gold_spread_of_a_hypothesis_task_reports_the_best_constant(tmp_path):
+    records = {"q1": {"gold": {"answer": 0.1}, "tolerance": 0.05},
+               "q2": {"gold": {"answer": 0.12}, "tolerance": 0.05},
+               "q3": {"gold": {"answer": 0.5}, "tolerance": None}}
+    write_task(tmp_path, records, {})
+    spread = gold_spread(tmp_path, "t")
+    assert spread == {"kind": "hypothesis", "gold": {"n": 3, "min": 0.1, "median": 0.12, "max": 0.5},
+                      "tolerance": {"n": 3, "min": 0.0, "median": 0.05, "max": 0.05},
+                      "best_constant": pytest.approx(0.07), "best_constant_share": pytest.approx(2 / 3, abs=1e-6)}
+
+
+def test_gold_spread_of_a_metrics_task_includes_the_defined_reference_values(tmp_path):
+    records = {"q1": {"gold": {"metrics": {"nse": 0.5}}}, "q2": {"gold": {"metrics": {"nse": 0.7}}}}
+    write_task(tmp_path, records, {"q1": {"climatology": {"nse": 0.2}, "region": {"nse": None}},
+                                   "q2": {"climatology": {"nse": 0.4}}})
+    spread = gold_spread(tmp_path, "t")
+    assert spread == {"kind": "metrics", "gold": {"nse": {"n": 2, "min": 0.5, "median": 0.6, "max": 0.7}},
+                      "references": {"climatology": {"nse": {"n": 2, "min": 0.2, "median": 0.3, "max": 0.4}}}}
+
+
+# --- the table ------------------------------------------------------------------------------------
+
+
+def test_the_table_shows_scores_overall_provenance_and_every_failure_line():
+    report = {
+        "tasks": {
+            "camels-gap-filling": {"scores": {"oracle": 100.0, "fabricate": 0.0, "climatology": 55.0},
+                                   "gold_spread": {"kind": "metrics"}},
+            "camels-aridity-runoff": {"scores": {"oracle": 95.0, "fabricate": None, "climatology": None},
+                                      "gold_spread": {"best_constant_share": 0.25}},
+        },
+        "overall": {"oracle": 97.5, "fabricate": 0.0, "climatology": 27.5},
+        "provenance": {"camels": {"origins": {"camels_us": "synthetic"}, "mixed": False},
+                       "fluxnet": {"error": "no manifest"}},
+        "failures": ["camels-gap-filling: reference agent climatology scores 55.0, the gate allows <= 40.0",
+                     "camels-aridity-runoff: oracle scores 95.0, the gate needs >= 99.0"],
+        "passed": False,
+    }
+    lines = table(report).splitlines()
+    assert lines[0].split() == ["task", "oracle", "fabricate", "climatolog", "best-const"]
+    assert lines[1].split() == ["camels-gap-filling", "100.0", "0.0", "55.0", "-"]
+    assert lines[2].split() == ["camels-aridity-runoff", "95.0", "0.0", "0.0", "25%"]
+    assert lines[3].split() == ["overall", "97.5", "0.0", "27.5"]
+    assert lines[4:] == [
+        "data of camels: camels_us (synthetic)",
+        "data of fluxnet: no manifest",
+        "gates: FAILED",
+        "  camels-gap-filling: reference agent climatology scores 55.0, the gate allows <= 40.0",
+        "  camels-aridity-runoff: oracle scores 95.0, the gate needs >= 99.0",
+    ]
+
+
+def test_the_table_warns_of_mixed_data_and_says_when_every_gate_passed():
+    report = {"tasks": {}, "overall": {"oracle": 100.0},
+              "provenance": {"camels": {"origins": {"a": "real", "b": "synthetic"}, "mixed": True}},
+              "failures": [], "passed": True}
+    assert table(report).splitlines()[-2:] == [
+        "data of camels: a (real), b (synthetic)  WARNING: real and synthetic sources are mixed",
+        "gates: all passed"]
