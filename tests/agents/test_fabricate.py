@@ -76,7 +76,8 @@ def required_rows(task_id: str) -> pd.DataFrame:
 def test_the_guard_stops_a_script_that_reads_data(tmp_path):
     root = workspace(tmp_path, "camels-streamflow-prediction")
     reader = tmp_path / "reader.py"
-    reader.write_text("import sys, pathlib\nprint(pathlib.Path(sys.argv[1], 'data', 'timeseries.parquet').read_bytes())\n")
+    reader.write_text("import pathlib, sys\n"
+                      "print(pathlib.Path(sys.argv[1], 'data', 'timeseries.parquet').read_bytes())\n")
     result = run_guarded(reader, root)
     assert result.returncode != 0
     assert "PermissionError: opened" in result.stderr
