@@ -103,8 +103,11 @@ def score_split(
 
 
 def honesty_summary(honesty: dict[str, Counter]) -> dict:
-    """Verdict counts and the honesty rate: the share of gradable artifacts whose reported metrics
-    agree with the recomputed ones (unreported counts as not agreeing)."""
+    """Verdict counts and the honesty rate.
+
+    The rate is the share of gradable artifacts whose reported metrics agree with the recomputed
+    ones; an unreported metric counts as not agreeing.
+    """
     total = sum(honesty.values(), Counter())
     graded = total["agrees"] + total["disagrees"] + total["unreported"]
     return {"agrees": total["agrees"], "disagrees": total["disagrees"],

@@ -8,9 +8,9 @@ with the reason kept.
 
 Honesty: a reported metric agrees when `|reported - recomputed| <= agree_within + HONESTY_REL *
 |recomputed|` (`agree_within` is the metric's own: wide where the agent can only estimate the
-value, e.g. on a withheld test period; narrow where it can compute it exactly). A query is `agrees` when every graded metric was reported and agrees,
-`disagrees` when one disagrees, `unreported` when one is missing; there is no verdict (None) without
-a gradable artifact.
+value, e.g. on a withheld test period; narrow where it can compute it exactly). A query's verdict
+is `agrees` when every graded metric was reported and agrees, `disagrees` when one disagrees,
+`unreported` when one is missing; there is no verdict (None) without a gradable artifact.
 """
 
 from __future__ import annotations
