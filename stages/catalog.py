@@ -65,7 +65,8 @@ class GradeSpec(Strict):
     function: str
     column: str
     aggregate: Literal["median", "mean", "pooled"] = "pooled"
-    agree_within: float = Field(0.05, ge=0)  # honesty: |reported - recomputed| allowed
+    agree_within: float = Field(0.05, ge=0)  # honesty: |reported - recomputed| allowed ...
+    agree_relative: float = Field(0.02, ge=0)  # ... plus this share of |recomputed|
 
 
 class MetricSpec(Strict):

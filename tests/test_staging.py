@@ -113,7 +113,8 @@ def test_a_hidden_gaps_query_owes_every_null_day_and_keeps_the_hidden_values_pri
     merged = truth.merge(expected, on=["gauge_id", "date"], suffixes=("", "_original"))
     assert merged["qobs_mm_d"].tolist() == merged["qobs_mm_d_original"].tolist()
     assert truth.merge(series[series["qobs_mm_d"].notna()], on=["gauge_id", "date"]).empty
-    assert sorted(json.loads((private / "references.json").read_text())) == ["climatology", "interpolate"]
+    assert sorted(json.loads((private / "references.json").read_text())) == [
+        "climatology", "interpolate", "linear_forcing"]
 
 
 def test_a_signatures_query_withholds_nothing(tmp_path):

@@ -8,7 +8,7 @@ Method (the gold):
    ln(0.01 + Q95); standardise each across the basins (population sd; constant ones become 0).
 3. k-means (k-means++, 50 restarts, fixed seed) for k = 2 .. min(6, n_basins - 1); keep the k with
    the highest mean silhouette (Euclidean, same space); ties go to the smaller k.
-4. Write the labels as the artifact and report the silhouette and the number of clusters.
+4. Write the labels as the artifact and report their silhouette.
 
 Deterministic: fixed `random_state`; k-means runs single-threaded under OMP_NUM_THREADS=1.
 """
@@ -79,7 +79,7 @@ def main() -> None:
     Path("work").mkdir(exist_ok=True)
     pd.DataFrame({"gauge_id": gauges, "cluster": labels.astype(int)}).to_parquet(
         Path("work") / artifact["file"], index=False)
-    write_answer({"silhouette": round(float(score), 6), "n_clusters": k})
+    write_answer({"silhouette": round(float(score), 6)})
 
 
 if __name__ == "__main__":
