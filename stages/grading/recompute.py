@@ -26,7 +26,6 @@ from stages.grading.grade import Grades, grade_artifact
 from stages.scoring.outcomes import Execution, as_finite
 
 
-
 @dataclass(frozen=True)
 class Recomputed:
     """The execution to score (answer = recomputed metrics) and what grading found."""
