@@ -63,13 +63,79 @@ def read_timeseries(data_dir: Path, scope: dict, columns: list[str]) -> pd.DataF
     return frame.sort_values([key, "date"], kind="stable").reset_index(drop=True)
 
 
-def split_day(scope: dict, test_share: float) -> pd.Timestamp:
-    """First day of the test period: start + floor((1 - test_share) * calendar days in the scope)."""
-    start, end = pd.Timestamp(scope["start"]), pd.Timestamp(scope["end"])
-    n_days = (end - start).days + 1
-    return start + pd.Timedelta(days=int(np.floor((1 - test_share) * n_days)))
-
-
 def nse(obs: np.ndarray, sim: np.ndarray) -> float:
     """Nash-Sutcliffe efficiency: 1 - sum((sim - obs)^2) / sum((obs - mean(obs))^2)."""
     return float(1.0 - np.sum((sim - obs) ** 2) / np.sum((obs - obs.mean()) ** 2))
+
+
+# --- forcing-only features of a basin (streamflow prediction, gap filling) ---
+
+FORCING = ["prcp_mm_d", "tmax_c", "tmin_c", "srad_w_m2", "vp_pa", "dayl_s"]
+SPANS = (1, 3, 7, 15, 30, 60, 120, 180)
+DDF_MM_C = 2.5  # degree-day melt factor, mm per degC per day
+BUCKETS_MM = (50.0, 150.0, 400.0)  # soil bucket capacities
+
+
+def ewm(values: np.ndarray, span: float) -> np.ndarray:
+    """Exponentially weighted running mean (recursive filter) from the first day on."""
+    return pd.Series(values).ewm(span=span, adjust=True).mean().to_numpy()
+
+
+def snow_routine(prcp: np.ndarray, tmean: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Degree-day snow model: returns (snowpack, melt) in mm, snow falls at or below 0 degC."""
+    pack, snow, melt = 0.0, [], []
+    for rain, temp in zip(prcp.tolist(), tmean.tolist(), strict=True):  # floats: fast loop
+        if temp <= 0.0:
+            pack += rain
+        melted = min(pack, DDF_MM_C * max(temp, 0.0))
+        pack -= melted
+        snow.append(pack)
+        melt.append(melted)
+    return np.array(snow), np.array(melt)
+
+
+def soil_bucket(
+    liquid: np.ndarray, pet: np.ndarray, capacity: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Soil store: runoff share (S / C)^2 of the input plus overflow; ET = PET * min(S / 0.7C, 1).
+
+    Returns (relative soil moisture S / C, runoff in mm/d).
+    """
+    store, moisture, runoff = capacity / 2, [], []
+    for water, demand in zip(liquid.tolist(), pet.tolist(), strict=True):
+        quick = water * (store / capacity) ** 2
+        store += water - quick
+        overflow = max(store - capacity, 0.0)
+        store -= overflow
+        store -= min(store, demand * min(store / (0.7 * capacity), 1.0))
+        moisture.append(store / capacity)
+        runoff.append(quick + overflow)
+    return np.array(moisture), np.array(runoff)
+
+
+def basin_features(basin: pd.DataFrame) -> pd.DataFrame:
+    """Forcing-only features of one basin, in date order."""
+    prcp = basin["prcp_mm_d"].fillna(0.0).to_numpy()
+    tmean = ((basin["tmax_c"] + basin["tmin_c"]) / 2).interpolate(limit_direction="both")
+    tmean = tmean.fillna(0.0).to_numpy()
+    snow, melt = snow_routine(prcp, tmean)
+    liquid = np.where(tmean > 0.0, prcp, 0.0) + melt
+    # Hargreaves radiation form: ET0 = 0.0135 (T + 17.8) Rs, Rs in mm/d of evaporated water.
+    rs_mm = (basin["srad_w_m2"] * basin["dayl_s"]).fillna(0.0).to_numpy() / 1e6 * 0.408
+    pet = np.clip(0.0135 * (tmean + 17.8) * rs_mm, 0.0, None)
+    features = {name: basin[name].to_numpy(dtype=float) for name in FORCING}
+    features |= {"tmean": tmean, "snowpack": snow, "melt": melt, "liquid": liquid, "pet": pet}
+    for span in SPANS:
+        features[f"liquid_ewm_{span}"] = ewm(liquid, span)
+    for span in (7, 30, 90):
+        features[f"pet_ewm_{span}"] = ewm(pet, span)
+    for capacity in BUCKETS_MM:
+        moisture, runoff = soil_bucket(liquid, pet, capacity)
+        features[f"soil_{capacity:.0f}"] = moisture
+        features[f"runoff_{capacity:.0f}"] = runoff
+        for span in (10, 60):
+            features[f"runoff_{capacity:.0f}_ewm_{span}"] = ewm(runoff, span)
+    doy = basin["date"].dt.day_of_year.to_numpy()
+    features["season_sin"] = np.sin(2 * np.pi * doy / 365.25)
+    features["season_cos"] = np.cos(2 * np.pi * doy / 365.25)
+    return pd.DataFrame(features, index=basin.index).fillna(0.0)

@@ -5,15 +5,21 @@ Method (the gold; the prompt leaves the method to the agent):
 2. Work in log space, log(q + eps), eps = 1 % of the basin's mean flow (at least 0.01 mm/d).
    Baseline of a missing day: linear interpolation between the nearest available days before and
    after it (held flat at the ends of the record).
-3. Features of a missing day: the baseline, the distances to the gap's edges, the gap's length,
+3. A rainfall-runoff model per basin: gradient-boosted trees on forcing-only features (snow and
+   soil-bucket routines, antecedent precipitation; the streamflow task's features) fitted to the
+   available days in log space; inside a gap its simulation is corrected by its residuals at the
+   gap's edges, interpolated across the gap ("model line").
+4. Features of a missing day: the baseline, the model line and the raw simulation (relative to the
+   baseline), the distances to the gap's edges, the gap's length,
    the mean "donor anomaly" of the other basins of the scope (each donor's log flow on that day
    minus the donor's own linear interpolation between the target's gap-edge days; donors of the
    same HUC-02 region and all donors separately) and the precipitation and temperature since the
    gap began and around the day.
-4. A gradient-boosted tree ensemble pooled over the scope's basins learns the departure from the
+5. A gradient-boosted tree ensemble pooled over the scope's basins learns the departure from the
    baseline. It is trained on pseudo-gaps: runs of 5 to 30 available days (about 20 % of them,
-   seeded), filled as if they were missing, so training sees the same kind of gaps as filling.
-5. Fill every null day; report an estimate of the graded metrics from a held-out set of
+   seeded, two draws), filled as if they were missing (the basin model refitted without them), so
+   training sees the same kind of gaps as filling.
+6. Fill every null day; report an estimate of the graded metrics from a held-out set of
    pseudo-gaps (a second seeded draw the model was not trained on).
 
 Deterministic: fixed seeds, no early stopping, single thread.
@@ -25,10 +31,18 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from camels_annotator import nse, read_artifact_spec, read_scope, read_timeseries, write_answer
+from camels_annotator import (
+    FORCING,
+    basin_features,
+    nse,
+    read_artifact_spec,
+    read_scope,
+    read_timeseries,
+    write_answer,
+)
 from sklearn.ensemble import HistGradientBoostingRegressor
 
-FORCING = ["prcp_mm_d", "tmax_c", "tmin_c", "swe_mm"]
+COLUMNS = [*FORCING, "swe_mm"]
 RUN_DAYS = (5, 30)
 
 
@@ -77,7 +91,15 @@ def donor_anomaly(logs: np.ndarray, avail: np.ndarray, donors: list[int], prev, 
     return np.where(count > 0, total / np.maximum(count, 1), 0.0)
 
 
-def features(b: int, avail_b: np.ndarray, logs, avail, same_region, forcing) -> pd.DataFrame:
+def simulate(features: pd.DataFrame, log_q: np.ndarray, avail: np.ndarray) -> np.ndarray:
+    """The basin model's log-flow simulation of every day, fitted on the available days."""
+    model = HistGradientBoostingRegressor(max_iter=60, learning_rate=0.1, max_leaf_nodes=12,
+                                          min_samples_leaf=20, l2_regularization=1.0,
+                                          early_stopping=False, random_state=0)
+    return model.fit(features[avail], log_q[avail]).predict(features)
+
+
+def features(b: int, avail_b: np.ndarray, logs, avail, same_region, forcing, sim) -> pd.DataFrame:
     """Features of every day of basin `b` given which of its days are available."""
     n = len(avail_b)
     prev, nxt = edges(avail_b)
@@ -91,10 +113,13 @@ def features(b: int, avail_b: np.ndarray, logs, avail, same_region, forcing) -> 
 
     others = [d for d in range(logs.shape[1]) if d != b]
     line = interpolate(np.where(avail_b, logs[:, b], 0.0), prev, nxt)
+    model_line = sim + interpolate(np.where(avail_b, logs[:, b] - sim, 0.0), prev, nxt)
     return pd.DataFrame({
         "baseline": line,
+        "model_line": model_line - line,
+        "model_sim": sim - line,
         "y_prev": np.where(prev >= 0, logs[at_prev, b], line),
-        "slope": interpolate(np.where(avail_b, logs[:, b], 0.0), prev, nxt) - np.where(prev >= 0, logs[at_prev, b], line),
+        "slope": line - np.where(prev >= 0, logs[at_prev, b], line),
         "season_sin": np.sin(2 * np.pi * doy / 365.25), "season_cos": np.cos(2 * np.pi * doy / 365.25),
         "degree_days_since": since_edge(np.maximum(tmean[:, b], 0.0)),
         "swe": swe[:, b], "swe_change": swe[:, b] - swe[at_prev, b],
@@ -112,10 +137,10 @@ def main() -> None:
     """Fill the null days of the query in the current directory; write the artifact."""
     prompt = Path("prompt.md")
     scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
-    frame = read_timeseries(Path("data"), scope, [*FORCING, "qobs_mm_d"])
+    frame = read_timeseries(Path("data"), scope, [*COLUMNS, "qobs_mm_d"])
     regions = pd.read_parquet(Path("data/entities.parquet")).astype({"gauge_id": str})
     region = regions.set_index("gauge_id")["huc_02"]
-    wide = {c: frame.pivot(index="date", columns="gauge_id", values=c) for c in [*FORCING, "qobs_mm_d"]}
+    wide = {c: frame.pivot(index="date", columns="gauge_id", values=c) for c in [*COLUMNS, "qobs_mm_d"]}
     gauges = list(wide["qobs_mm_d"].columns)
     flow = wide["qobs_mm_d"].to_numpy(dtype=float)
     observed = ~np.isnan(flow)
@@ -128,12 +153,17 @@ def main() -> None:
     rng = np.random.default_rng(0)
     train, check, fill = [], [], []
     for b, gauge in enumerate(gauges):
-        for share, out in ((0.2, train), (0.2, train), (0.2, train), (0.1, check)):
+        basin = frame[frame["gauge_id"] == gauge].reset_index(drop=True)
+        drivers = basin_features(basin)
+        for share, out in ((0.2, train), (0.2, train), (0.1, check)):
             hidden = pseudo_gaps(observed[:, b], share, rng)
-            part = features(b, observed[:, b] & ~hidden, logs, observed, same_region, forcing)
+            avail_b = observed[:, b] & ~hidden
+            sim = simulate(drivers, logs[:, b], avail_b)
+            part = features(b, avail_b, logs, observed, same_region, forcing, sim)
             part["target"], part["gauge"] = logs[:, b], gauge
             out.append(part[hidden])
-        part = features(b, observed[:, b], logs, observed, same_region, forcing)
+        sim = simulate(drivers, logs[:, b], observed[:, b])
+        part = features(b, observed[:, b], logs, observed, same_region, forcing, sim)
         part["gauge"], part["date"], part["eps"] = gauge, wide["qobs_mm_d"].index, eps[b]
         fill.append(part[~observed[:, b]])
     train, check, fill = pd.concat(train), pd.concat(check), pd.concat(fill)
@@ -145,7 +175,8 @@ def main() -> None:
     check_sim = np.exp(check["baseline"] + model.predict(check[columns])) - check["gauge"].map(to_flow)
     check_obs = np.exp(check["target"]) - check["gauge"].map(to_flow)
     errors = np.clip(check_sim, 0, None) - check_obs
-    nses = [nse(check_obs[check["gauge"] == g].to_numpy(), np.clip(check_sim[check["gauge"] == g], 0, None).to_numpy())
+    check_sim = np.clip(check_sim, 0, None)
+    nses = [nse(check_obs[check["gauge"] == g].to_numpy(), check_sim[check["gauge"] == g].to_numpy())
             for g in gauges if check_obs[check["gauge"] == g].std() > 0]
     filled = np.clip(np.exp(fill["baseline"] + model.predict(fill[columns])) - fill["eps"], 0.0, None)
     out = pd.DataFrame({"gauge_id": fill["gauge"].to_numpy(), "date": fill["date"].to_numpy(),
