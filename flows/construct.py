@@ -18,6 +18,7 @@ from stages.benchmark import finalize_benchmark, verification_markdown
 from stages.catalog import CatalogTask, load_catalog, load_scopes
 from stages.layout import BENCHMARK, CATALOG, REPOSITORIES, task_dir
 from stages.params import load_params
+from stages.provenance import provenance_summary
 from stages.repository import read_manifest, read_table
 from stages.runner import sandbox_limits
 
@@ -59,6 +60,17 @@ def draw(catalog_task: CatalogTask, limit: int):
     scopes = load_scopes(CATALOG / catalog_task.spec.domain)
     return construct.draw_queries(catalog_task, scopes, read_table(repository, "entities"), key,
                                   (dates.min(), dates.max()), limit)
+
+
+def data_provenance(domains: list[str]) -> dict:
+    """Per domain: each source's provenance and whether real and synthetic sources are mixed."""
+    out = {}
+    for domain in domains:
+        manifest = read_manifest(REPOSITORIES / domain)
+        out[domain] = {"sources": {name: entry.get("provenance")
+                                   for name, entry in sorted(manifest["sources"].items())},
+                       **provenance_summary(manifest)}
+    return out
 
 
 def entity_key(catalog_task: CatalogTask) -> str:
@@ -109,7 +121,7 @@ def build_benchmark(profile: str) -> str:
         else:
             discards.append(discard)
     bench_id, report = finalize_benchmark(BENCHMARK, drawn, verified, golds, discards,
-                                          settings.split)
+                                          settings.split, data_provenance(settings.domains))
     create_markdown_artifact(key="verification", markdown=verification_markdown(report),
                              description="Queries drawn, verified and discarded per task")
     return bench_id

@@ -46,8 +46,13 @@ def write_benchmark(
     queries: list[Query],
     splits: dict[str, str],
     report: dict,
+    data: dict | None = None,
 ) -> str:
-    """Write queries.parquet, splits.json, verification.json and benchmark.json; return the id."""
+    """Write queries.parquet, splits.json, verification.json and benchmark.json; return the id.
+
+    `data` says, per domain, where each source came from (synthetic: generator, params, seed;
+    real: raw path and content hash) and whether real and synthetic sources are mixed.
+    """
     frame = queries_frame(queries, splits)
     write_parquet(frame, out_dir / "queries.parquet")
     split_ids = {name: sorted(q for q, s in splits.items() if s == name)
@@ -59,13 +64,14 @@ def write_benchmark(
         for p in (out_dir / "tasks").glob("*/public/*/*")
     )
     bench_id = "b-" + content_hash([sorted(splits.items()), sorted({q.task_hash for q in queries}),
-                                    public_files])
+                                    public_files, data or {}])
     counts = {name: len(ids) for name, ids in split_ids.items()}
     write_json(out_dir / "benchmark.json", {
         "benchmark_id": bench_id,
         "tasks": sorted({q.task_id for q in queries}),
         "queries": len(queries),
         "splits": counts,
+        "data": data or {},
     })
     return bench_id
 
@@ -93,6 +99,7 @@ def finalize_benchmark(
     labels: dict,
     discards: list[Discard],
     split: SplitParams,
+    data: dict | None = None,
 ) -> tuple[str, dict]:
     """Split each task's verified queries, write gold and the shared files; return (id, report).
 
@@ -117,7 +124,7 @@ def finalize_benchmark(
             write_private_queries(task_dir(out_dir, task_id) / "private", task_queries, labels)
     report = verification_report(drawn, verified, discards, overlaps)
     kept = [q for task_queries in verified.values() for q in task_queries]
-    return write_benchmark(out_dir, kept, splits, report), report
+    return write_benchmark(out_dir, kept, splits, report, data), report
 
 
 def verification_markdown(report: dict) -> str:

@@ -91,6 +91,11 @@ def test_the_validity_gates_hold_for_every_task(built):
                                                          "imagery": "synthetic"}
     spread = report["tasks"]["camels-aridity-runoff"]["gold_spread"]
     assert spread["best_constant_share"] <= 0.34
+    record = json.loads((built["project"] / "processed/benchmark/benchmark.json").read_text())
+    sources = record["data"]["camels"]["sources"]
+    assert {name: entry["origin"] for name, entry in sources.items()} == {
+        "camels_us": "synthetic", "imagery": "synthetic"}
+    assert sources["camels_us"]["params"]["n_basins"] == 25 and record["data"]["camels"]["mixed"] is False
 
 
 def test_a_graded_task_scores_what_the_harness_recomputed(built):
