@@ -10,7 +10,8 @@ evaluated split, this stage reads the scores of:
   `reference_max`, clearly below the oracle.
 For a hypothesis task, the golds of all its kept queries must vary: the best single constant
 answer (the value matching the most golds within their tolerances) may match at most
-`constant_max_share` of them. The report (processed/metrics/validity.json) also gives the gold
+`constant_max_share` of them. The report (processed/reports/validity.json; its summary, for
+`dvc metrics show/diff`, in processed/metrics/validity.json) also gives the gold
 spread, the reference values, the honesty rate of every agent, the test/train overlap of the
 splits and where the data came from (synthetic or real). A failed gate fails the stage, naming the
 task and the gate.
@@ -25,7 +26,7 @@ from pathlib import Path
 from statistics import median
 
 from stages.hashing import write_json
-from stages.layout import BENCHMARK, METRICS, REPOSITORIES, task_dir
+from stages.layout import BENCHMARK, METRICS, REPORTS, REPOSITORIES, task_dir
 from stages.params import ValidityParams, load_params
 from stages.provenance import ProvenanceError, provenance_summary
 from stages.repository import read_manifest
@@ -139,13 +140,27 @@ def validity_report(benchmark: Path, metrics_dir: Path, settings: ValidityParams
         }
     overall = {a: round(sum(t["scores"][a] or 0.0 for t in tasks.values()) / max(len(tasks), 1), 6)
                for a in agents}
-    return {"tasks": tasks, "overall": overall, "gates": settings.gates.model_dump(),
-            "provenance": provenance(domains), "failures": failures, "passed": not failures}
+    return {"agents": agents, "tasks": tasks, "overall": overall,
+            "gates": settings.gates.model_dump(), "provenance": provenance(domains),
+            "failures": failures, "passed": not failures}
+
+
+def summary_metrics(report: dict) -> dict:
+    """The few numbers `dvc metrics show/diff` compare: gates passed, overall score per agent."""
+    return {"passed": report["passed"], "failures": len(report["failures"]),
+            "overall": report["overall"],
+            "honesty_rate": {agent: _mean_rate(report, agent) for agent in report["agents"]}}
+
+
+def _mean_rate(report: dict, agent: str) -> float | None:
+    rates = [t["honesty_rate"][agent] for t in report["tasks"].values()
+             if t["honesty_rate"][agent] is not None]
+    return round(sum(rates) / len(rates), 6) if rates else None
 
 
 def table(report: dict) -> str:
     """The validity table as text: one row per task, one column per agent, then overall."""
-    agents = list(report["overall"])
+    agents = report["agents"]
     short = {a: a[:10] for a in agents}
     lines = [f"{'task':34}" + "".join(f"{short[a]:>11}" for a in agents) + "  best-const"]
     for task_id, entry in report["tasks"].items():
@@ -164,17 +179,18 @@ def table(report: dict) -> str:
 
 
 def main() -> None:
-    """Write processed/metrics/validity.json and print the table; exit 1 when a gate fails."""
+    """Write the report and its summary metrics, print the table; exit 1 when a gate fails."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--show", action="store_true", help="print the last report, run nothing")
     args = parser.parse_args()
-    path = METRICS / "validity.json"
+    path = REPORTS / "validity.json"
     if args.show:
         print(table(json.loads(path.read_text())))
         return
     params = load_params()
     report = validity_report(BENCHMARK, METRICS, params.validity, params.construct.domains)
     write_json(path, report)
+    write_json(METRICS / "validity.json", summary_metrics(report))
     print(table(report))
     if not report["passed"]:
         print(f"validity: {len(report['failures'])} gate(s) failed (see above)", file=sys.stderr)

@@ -116,6 +116,7 @@ def test_gold_spread_of_a_metrics_task_includes_the_defined_reference_values(tmp
 
 def test_the_table_shows_scores_overall_provenance_and_every_failure_line():
     report = {
+        "agents": ["oracle", "fabricate", "climatology"],
         "tasks": {
             "camels-gap-filling": {"scores": {"oracle": 100.0, "fabricate": 0.0, "climatology": 55.0},
                                    "gold_spread": {"kind": "metrics"}},
@@ -144,7 +145,7 @@ def test_the_table_shows_scores_overall_provenance_and_every_failure_line():
 
 
 def test_the_table_warns_of_mixed_data_and_says_when_every_gate_passed():
-    report = {"tasks": {}, "overall": {"oracle": 100.0},
+    report = {"agents": ["oracle"], "tasks": {}, "overall": {"oracle": 100.0},
               "provenance": {"camels": {"origins": {"a": "real", "b": "synthetic"}, "mixed": True}},
               "failures": [], "passed": True}
     assert table(report).splitlines()[-2:] == [
