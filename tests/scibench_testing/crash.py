@@ -174,21 +174,38 @@ def rerun(project: Path, env: dict[str, str], agent: str, split: str, log_dir: P
     return done.stdout
 
 
+MINI_TASK = """id: {task_id}
+domain: mini
+category: statistical_inference
+difficulty: easy
+modalities: [text]
+source: {{citation: none}}
+prompt: answer
+data: {{repository: mini, tables: {{}}}}
+scopes: []
+answer:
+  hypothesis: {{format: number, description: any number}}
+"""
+
+
 def mini_benchmark(project: Path, tasks: int, queries_per_task: int, sleep_s: float) -> Path:
     """A hand-made benchmark of `tasks` x `queries_per_task` test queries for the `steady` agent.
 
-    Just what `flows.evaluate` reads - params.yaml, queries.parquet, benchmark.json and each
-    task's public/ and private/ folders - so a crash test needs no construction run.
+    Just what `flows.evaluate` reads - params.yaml, queries.parquet, benchmark.json, each task's
+    private/task.yaml and each query's public/<query_id>/ folder - so a crash test needs no
+    construction run.
     """
     benchmark = project / "processed/benchmark"
     rows = []
     for task in range(tasks):
         task_id = f"mini-{task}"
-        (benchmark / "tasks" / task_id / "public").mkdir(parents=True)
-        (benchmark / "tasks" / task_id / "private").mkdir()
-        (benchmark / "tasks" / task_id / "public/README.md").write_text(f"# {task_id}\n")
+        (benchmark / "tasks" / task_id / "private").mkdir(parents=True)
+        (benchmark / "tasks" / task_id / "private/task.yaml").write_text(MINI_TASK.format(task_id=task_id))
         for query in range(queries_per_task):
             number = task * queries_per_task + query
+            public = benchmark / "tasks" / task_id / "public" / f"q{number:04d}"
+            public.mkdir(parents=True)
+            (public / "README.md").write_text(f"# {task_id}\n")
             rows.append({"query_id": f"q{number:04d}", "task_id": task_id, "task_hash": f"h{task}",
                          "scope": f"scope{query}", "split": "test",
                          "prompt": f"# {task_id}\n\nQUERY {number}\nSLEEP {sleep_s}\n"})
