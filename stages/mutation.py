@@ -40,6 +40,9 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
                        "tests/sandbox/test_process.py", "tests/sandbox/test_seccomp.py",
                        "tests/sandbox/test_unsandboxed.py", "tests/sandbox/test_untrusted.py"),
     "stages/journal.py": ("tests/test_journal.py",),
+    "stages/grading": ("tests/grading",),
+    "stages/splits.py": ("tests/test_splits.py",),
+    "stages/validity.py": ("tests/test_validity.py",),
 }
 
 CONTAINED_MEMORY = 12 << 30  # a whole mutmut run, all its processes
