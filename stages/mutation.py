@@ -6,7 +6,8 @@ the files in place, which matters in a checkout that others edit while it runs; 
 module is made in its own scratch directory (`.cache/mutation/<module>/`) holding `stages/`,
 `tests/` and the project's pyproject.toml with a `[tool.mutmut]` table that names the module and
 its tests. The statuses mutmut reports for each mutant are counted into
-processed/metrics/mutation.json, per module and in total, covering the modules of this run only.
+processed/metrics/mutation.json, per module and in total; a run of some modules replaces their
+figures and keeps the other modules' from the last run.
 
 `killed_share` is killed / (mutants - skipped). A timed-out mutant is not counted as killed: a
 test run that hangs is reported apart (`timeout`) for a person to look at.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import json
 import os
 import re
 import shutil
@@ -174,6 +176,18 @@ def mutate(module: str, root: Path, work: Path, jobs: int) -> tuple[dict, list[s
     return {**count(statuses), "seconds": round(seconds, 1), "tests": tests}, survivors
 
 
+def previous_modules(path: Path) -> dict:
+    """The per-module figures of the last run that `MODULE_TESTS` still lists.
+
+    A run of some modules replaces only their figures.
+    """
+    try:
+        modules = json.loads(path.read_text())["modules"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    return {name: figures for name, figures in modules.items() if name in MODULE_TESTS}
+
+
 def main() -> None:
     """`python -m stages.mutation [MODULE ...]` (every module in `MODULE_TESTS` by default)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -187,7 +201,7 @@ def main() -> None:
     if unknown:
         parser.error(f"not in MODULE_TESTS: {', '.join(sorted(unknown))}")
     root = Path.cwd()
-    per_module = {}
+    per_module = previous_modules(args.out)
     for module in args.modules or MODULE_TESTS:
         per_module[module], survivors = mutate(module, root, args.work.resolve(), args.jobs)
         result = per_module[module]
