@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 from stages.agents.program import AgentProgram, QueryContext
-from stages.agents.scripts.reference_models import MODELS as REFERENCE_MODELS
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
@@ -48,9 +47,11 @@ def fabricate(options: dict, query: QueryContext) -> AgentProgram:
 
 def reference(options: dict, query: QueryContext) -> AgentProgram:
     """Run one reference model (option `baseline`) on the query's public data."""
+    from stages.agents.scripts.reference_models import MODELS  # numpy/pandas only when used
+
     model = options.get("baseline")
-    if model not in REFERENCE_MODELS:
-        raise KeyError(f"reference agent: unknown model {model!r}; known: {sorted(REFERENCE_MODELS)}")
+    if model not in MODELS:
+        raise KeyError(f"reference agent: unknown model {model!r}; known: {sorted(MODELS)}")
     return AgentProgram(
         argv=[sys.executable, "/agent/reference.py", model, "/workspace"], agent_dir=SCRIPTS
     )
