@@ -1,6 +1,10 @@
 """The four construction stages as plain functions (MoSciBench): extract, align, formalize & label, verify.
 
-`flows/construct.py` orchestrates them with Prefect; everything here is testable without it.
+Here: extracting a task's tables, drawing its queries from its scopes (with near-duplicates
+dropped) and the query records. Staging a query's files is `stages/staging.py`, labelling and
+verifying `stages/annotate.py`, splitting and writing the benchmark `stages/splits.py` and
+`stages/benchmark.py`. `flows/construct.py` orchestrates them with Prefect; everything here is
+testable without it.
 """
 
 from __future__ import annotations
