@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,8 @@ from stages.scoring.aggregate import summarize
 from stages.scoring.outcomes import Execution
 from stages.scoring.query import Grading, QueryScore, score_query
 from stages.version import benchmark_version
+
+SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True)
@@ -65,9 +68,14 @@ def execution_of(task: BuiltTask, query_id: str, record: JournalRecord, key: str
                           record.answer_text, record.answer_problem)
     if task.spec.artifact is None:
         return execution, None
-    data = (artifacts / record.artifact_sha256).read_bytes() if record.artifact_sha256 else None
+    data, problem = None, record.artifact_problem
+    if record.artifact_sha256 is not None:
+        if not SHA256.fullmatch(record.artifact_sha256):
+            raise ValueError(f"journal record {record.key}: artifact id {record.artifact_sha256!r} "
+                             "is not a sha256")
+        data = (artifacts / record.artifact_sha256).read_bytes()
     private = task.folder / "private" / query_id
-    result = recompute(task.spec, execution, data, record.artifact_problem,
+    result = recompute(task.spec, execution, data, problem,
                        pd.read_parquet(private / "truth.parquet"),
                        pd.read_parquet(private / "required.parquet"), key)
     return result.execution, result.honesty
