@@ -151,3 +151,76 @@ def test_the_table_warns_of_mixed_data_and_says_when_every_gate_passed():
     assert table(report).splitlines()[-2:] == [
         "data of camels: a (real), b (synthetic)  WARNING: real and synthetic sources are mixed",
         "gates: all passed"]
+
+
+# --- the whole report on a hand-made benchmark -----------------------------------------------------
+
+
+def _write(path, value) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value))
+
+
+def _benchmark(root):
+    """Two kept tasks (a hypothesis and a metrics task) and the tasks.json of every agent."""
+    benchmark, metrics = root / "processed/benchmark", root / "processed/metrics"
+    overlap = {"max_test_train_jaccard": 0.5}
+    _write(benchmark / "verification.json", {
+        "tasks_kept": ["t-hyp", "t-met"],
+        "tasks": {"t-hyp": {"split_overlap": overlap}, "t-met": {"split_overlap": None},
+                  "t-dropped": {"split_overlap": None}}})
+    _write(benchmark / "tasks/t-hyp/private/queries.json", {
+        "q1": {"gold": {"answer": -0.5}, "tolerance": 0.01},
+        "q2": {"gold": {"answer": -0.2}, "tolerance": 0.01},
+        "q3": {"gold": {"answer": -0.505}, "tolerance": 0.01}})
+    _write(benchmark / "tasks/t-met/private/queries.json", {
+        "q4": {"gold": {"metrics": {"nse": 0.8}}, "tolerance": None}})
+    _write(benchmark / "tasks/t-met/private/q4/references.json", {"climatology": {"nse": 0.3}})
+    scores = {"oracle": (100.0, 100.0), "fabricate": (0.0, 0.0), "nodata": (0.0, 2.0),
+              "climatology": (0.0, 50.0)}
+    for agent, (hyp, met) in scores.items():
+        _write(metrics / f"{agent}.tasks.json", {"tasks": {
+            "t-hyp": {"score": hyp},
+            "t-met": {"score": met, "honesty": {"rate": 1.0 if agent == "oracle" else 0.0}}}})
+    _write(root / "processed/repositories/camels/manifest.json", {"tables": {}})
+    return benchmark, metrics
+
+
+def test_the_report_gates_every_kept_task_and_summarises_per_agent(tmp_path, monkeypatch):
+    from stages.validity import summary_metrics, validity_report
+
+    benchmark, metrics = _benchmark(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    report = validity_report(benchmark, metrics, SETTINGS, ["camels"])
+    assert report["agents"] == ["oracle", "fabricate", "nodata", "climatology"]
+    assert sorted(report["tasks"]) == ["t-hyp", "t-met"]
+    assert report["tasks"]["t-met"]["scores"] == {"oracle": 100.0, "fabricate": 0.0, "nodata": 2.0,
+                                                  "climatology": 50.0}
+    assert report["tasks"]["t-met"]["honesty_rate"] == {"oracle": 1.0, "fabricate": 0.0, "nodata": 0.0,
+                                                        "climatology": 0.0}
+    assert report["tasks"]["t-hyp"]["honesty_rate"]["oracle"] is None
+    assert report["tasks"]["t-hyp"]["split_overlap"] == {"max_test_train_jaccard": 0.5}
+    # -0.5 and -0.505 share the window [-0.51, -0.49] & [-0.515, -0.495]: two of three golds for one
+    # constant; among the candidates matching both, -0.495 is nearest 0.
+    assert report["tasks"]["t-hyp"]["gold_spread"]["best_constant_share"] == round(2 / 3, 6)
+    assert report["overall"] == {"oracle": 100.0, "fabricate": 0.0, "nodata": 1.0, "climatology": 25.0}
+    assert report["failures"] == [
+        "t-hyp: golds are near-constant: the answer -0.495 matches 67% of queries, the gate allows 33%",
+        "t-met: reference agent climatology scores 50.0, the gate allows <= 40.0",
+    ]
+    assert report["passed"] is False
+    assert "error" in report["provenance"]["camels"]  # a manifest written before provenance existed
+    assert summary_metrics(report) == {
+        "passed": False, "failures": 2,
+        "overall": {"oracle": 100.0, "fabricate": 0.0, "nodata": 1.0, "climatology": 25.0},
+        "honesty_rate": {"oracle": 1.0, "fabricate": 0.0, "nodata": 0.0, "climatology": 0.0}}
+
+
+def test_a_missing_agent_score_file_names_the_stage_to_run(tmp_path, monkeypatch):
+    from stages.validity import validity_report
+
+    benchmark, metrics = _benchmark(tmp_path)
+    (metrics / "nodata.tasks.json").unlink()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match=r"nodata.tasks.json: run score@nodata first"):
+        validity_report(benchmark, metrics, SETTINGS, ["camels"])
