@@ -24,7 +24,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,6 +93,7 @@ def run_sandboxed(
     collect_files: Sequence[str] = ("answer.json",),
     collect_bytes: int = 1 << 20,
     unsafe_no_sandbox: bool = False,
+    extra_ro_binds: Mapping[Path, str] | None = None,
 ) -> RunResult:
     """Run `argv` with `workspace` at /workspace under `limits`; wait and return the result.
 
@@ -109,6 +110,9 @@ def run_sandboxed(
         collect_bytes: The most bytes taken of each collected file.
         unsafe_no_sandbox: If bwrap is missing, run `argv` directly in `workspace` (same rlimits,
             timeout and environment, HOME under `work/`) and log a warning.
+        extra_ro_binds: Host directory -> a new top-level path where it is bound read-only (e.g.
+            a model proxy's socket folder at `/llm`); unsandboxed, an `extra_env` value under such
+            a path is rewritten to the host directory instead.
 
     Raises:
         SandboxUnavailable: bwrap is missing and `unsafe_no_sandbox` is False.
@@ -123,12 +127,13 @@ def run_sandboxed(
         log.warning("bwrap unavailable: running %s UNSANDBOXED in %s", argv, workspace)
         from stages.sandbox.unsandboxed import run_unsandboxed
 
-        return run_unsandboxed(workspace, argv, limits, extra_env, collect_files, collect_bytes)
+        return run_unsandboxed(workspace, argv, limits, extra_env, collect_files, collect_bytes,
+                               extra_ro_binds or {})
     return _run_in_bwrap(workspace, argv, limits, agent_dir, list(hidden), extra_env,
-                         collect_files, collect_bytes)
+                         collect_files, collect_bytes, extra_ro_binds or {})
 
 
-def _run_in_bwrap(workspace, argv, limits, agent_dir, hidden, extra_env, names, cap) -> RunResult:
+def _run_in_bwrap(workspace, argv, limits, agent_dir, hidden, extra_env, names, cap, binds) -> RunResult:
     identity = command.sandbox_identity()
     runtime = python_runtime_paths()
     env = command.environment(runtime, f"{WORKSPACE}/work", extra_env)
@@ -141,7 +146,8 @@ def _run_in_bwrap(workspace, argv, limits, agent_dir, hidden, extra_env, names, 
                for name, text in filesystem.etc_files(identity.uid, identity.gid).items()}
     sizes = Sizes(limits.work_bytes, limits.tmp_bytes, limits.shm_bytes)
     bwrap = ["bwrap", *filesystem.mount_args(workspace, agent_dir=agent_dir, runtime_paths=runtime,
-                                             hidden=hidden, sizes=sizes, etc_fds=etc_fds),
+                                             hidden=hidden, sizes=sizes, etc_fds=etc_fds,
+                                             extra_ro_binds=binds),
              *command.namespace_args(identity, data_fds[0], info_w), "--clearenv",
              *[a for key, value in env.items() for a in ("--setenv", key, value)],
              "--", *command.privilege_drop(identity), *command.LAUNCHER, *argv]

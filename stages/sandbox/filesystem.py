@@ -4,8 +4,9 @@ Visible inside, read-only: `/usr` and the top-level system entries (`/bin`, `/sb
 directories or the merged-/usr symlinks they are on the host), a minimal `/etc` (the dynamic
 loader's cache and config, time zone, `alternatives` links, name-service config; `passwd`,
 `group`, `hosts` and `hostname` written for the sandbox, so no host account or secret is there),
-the Python runtime (the interpreter's prefixes, wherever they live), `/agent` and the workspace's
-`prompt.md` and `data/`. Writable and size-capped: `/workspace/work`, `/tmp` and `/dev/shm`, each a
+the Python runtime (the interpreter's prefixes, wherever they live), `/agent`, the workspace's
+`prompt.md` and `data/`, and any extra host directory the caller binds at a new top-level name (an
+agent's model proxy socket at `/llm`). Writable and size-capped: `/workspace/work`, `/tmp` and `/dev/shm`, each a
 fresh tmpfs. `/proc` is the sandbox's own PID namespace; `/sys` is absent.
 
 Every directory bwrap creates on the way to a mount point is made 0755: bwrap makes them 0700
@@ -15,7 +16,9 @@ otherwise, and the unprivileged user inside could not reach a runtime under `/ro
 from __future__ import annotations
 
 import os
+import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +26,7 @@ WORKSPACE = "/workspace"
 AGENT_MOUNT = "/agent"
 SYSTEM_DIRS = ("/usr",)
 SYSTEM_ENTRIES = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+EXTRA_MOUNT = re.compile(r"/[a-z][a-z0-9_-]{0,31}")
 ETC_ENTRIES = ("alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime",
                "timezone", "nsswitch.conf", "os-release", "mime.types")
 
@@ -61,6 +65,7 @@ def mount_args(
     hidden: list[Path],
     sizes: Sizes,
     etc_fds: dict[str, int],
+    extra_ro_binds: Mapping[Path, str] | None = None,
 ) -> list[str]:
     """The bwrap mount arguments for one run (see the module docstring).
 
@@ -72,6 +77,10 @@ def mount_args(
             (e.g. a project checkout that holds the runtime's venv).
         sizes: Caps of the writable mounts.
         etc_fds: /etc file name -> a readable fd holding its generated content.
+        extra_ro_binds: Host directory -> a new top-level path (`/llm`) where it is bound read-only.
+
+    Raises:
+        ValueError: An extra bind is not a host directory, or its place is not a new top-level name.
     """
     args: list[str] = []
     visible: list[Path] = []
@@ -109,7 +118,25 @@ def mount_args(
     args += ["--perms", "1777", "--size", str(sizes.work_bytes), "--tmpfs", f"{WORKSPACE}/work"]
     if agent_dir is not None:
         args += ["--ro-bind", os.path.abspath(agent_dir), AGENT_MOUNT]
+    args += _extra_binds(extra_ro_binds or {}, runtime_paths)
     return [*args, "--remount-ro", "/"]
+
+
+def _extra_binds(binds: Mapping[Path, str], runtime_paths: list[Path]) -> list[str]:
+    """`--ro-bind` for each extra host directory, each at a top-level name nothing else uses."""
+    taken = {Path(p).name for p in (*SYSTEM_DIRS, *SYSTEM_ENTRIES)} | {"etc", "proc", "dev", "tmp"}
+    taken |= {Path(WORKSPACE).name, Path(AGENT_MOUNT).name}
+    taken |= {part for p in runtime_paths for part in (Path(os.path.abspath(p)).parts[1:2]
+                                                        + p.resolve().parts[1:2])}
+    args: list[str] = []
+    for host, inside in sorted(binds.items(), key=lambda item: item[1]):
+        if not EXTRA_MOUNT.fullmatch(inside) or inside[1:] in taken:
+            raise ValueError(f"extra bind {inside!r}: not a new top-level name (taken: {sorted(taken)})")
+        if not Path(host).is_dir():
+            raise ValueError(f"extra bind {inside!r}: {host} is not a directory")
+        args += ["--ro-bind", str(Path(host).resolve()), inside]
+        taken.add(inside[1:])
+    return args
 
 
 def _runtime_binds(runtime_paths: list[Path], visible: list[Path]) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from stages.sandbox import Collected, Limits, RunResult, _harvest, _result, command, process
@@ -24,10 +24,15 @@ def run_unsandboxed(
     extra_env: dict[str, str] | None,
     names: Sequence[str],
     cap: int,
+    binds: Mapping[Path, str] | None = None,
 ) -> RunResult:
-    """Run `argv` in `workspace` directly; `work/` is the workspace's own folder."""
+    """Run `argv` in `workspace` directly; `work/` is the workspace's own folder.
+
+    Nothing is bound here: a variable of `extra_env` naming a path under a bind's place (`/llm/...`)
+    is pointed at the host directory instead, so the program finds what the sandbox would bind.
+    """
     runtime = python_runtime_paths()
-    env = command.environment(runtime, str(workspace / "work"), extra_env)
+    env = command.environment(runtime, str(workspace / "work"), rebased(extra_env or {}, binds or {}))
     report_r, report_w = os.pipe()
     start = time.monotonic()
     prefix = command.rlimit_prefix(limits.cpu_seconds, limits.address_space_bytes,
@@ -51,3 +56,13 @@ def run_unsandboxed(
     files: dict[str, Collected] = _harvest(str(workspace / "work"), names, cap)
     return _result(state, proc.returncode, time.monotonic() - start, files, [],
                    "none: --unsafe-no-sandbox")
+
+
+def rebased(env: dict[str, str], binds: Mapping[Path, str]) -> dict[str, str]:
+    """`env` with each value at or under a bind's sandbox place moved to the bound host directory."""
+    moved = dict(env)
+    for host, inside in binds.items():
+        for key, value in env.items():
+            if value == inside or value.startswith(inside + "/"):
+                moved[key] = str(host) + value[len(inside):]
+    return moved
