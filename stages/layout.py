@@ -10,6 +10,7 @@ REPOSITORIES = Path("processed/repositories")
 BENCHMARK = Path("processed/benchmark")
 RUNS = Path("processed/runs")
 METRICS = Path("processed/metrics")
+SCORES = Path("processed/scores")  # per-query scores of each agent (score@<agent>)
 REPORTS = Path("processed/reports")
 
 

@@ -118,6 +118,23 @@ class ValidityParams(Section):
     gates: ValidityGates = ValidityGates()
 
 
+class GeneralizationPair(Section):
+    """Two configurations of one agent: trained per task and trained per category (ST-Bench gen)."""
+
+    task_trained: str
+    category_trained: str
+
+
+class ScoringParams(Section):
+    """Intervals and comparisons of `score@<agent>` and `compare`."""
+
+    resamples: int = Field(1000, ge=100)  # bootstrap resamples over queries within tasks
+    level: float = Field(0.95, gt=0, lt=1)
+    seed: int = 0
+    baseline: str | None = None  # compare: every agent against this one (ST-Bench's SA)
+    generalizability: list[GeneralizationPair] = []
+
+
 class AgentParams(Section):
     """One configured agent: its kind (a key of `stages.agents.AGENTS`) and kind-specific options."""
 
@@ -141,6 +158,7 @@ with warnings.catch_warnings():
         evaluate: EvaluateParams
         agents: dict[str, AgentParams]
         validity: ValidityParams = ValidityParams()
+        scoring: ScoringParams = ScoringParams()
 
 
 class ParamsError(ValueError):
@@ -161,6 +179,12 @@ def load_params(path: Path = Path("params.yaml")) -> ProjectParams:
     unevaluated = sorted({roles.oracle, *roles.floors, *roles.references} - set(params.evaluate.agents))
     if unevaluated:
         raise ParamsError(f"{path}: validity names agents that evaluate.agents does not run {unevaluated}")
+    scoring = params.scoring
+    compared = {scoring.baseline} - {None}
+    compared |= {name for pair in scoring.generalizability for name in (pair.task_trained, pair.category_trained)}
+    unevaluated = sorted(compared - set(params.evaluate.agents))
+    if unevaluated:
+        raise ParamsError(f"{path}: scoring names agents that evaluate.agents does not run {unevaluated}")
     for domain, section in params.align.items():
         missing = sorted(set(section.sources) - set(params.ingest))
         if missing:

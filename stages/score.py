@@ -27,12 +27,13 @@ from stages.evaluate import benchmark_id, load_split, setup_agent
 from stages.grading.recompute import recompute
 from stages.hashing import write_json
 from stages.journal import Journal, JournalRecord, record_key
-from stages.layout import BENCHMARK, METRICS, RUNS, journal_path, task_dir
+from stages.layout import BENCHMARK, METRICS, RUNS, SCORES, journal_path, task_dir
 from stages.params import load_params
 from stages.scopes import parse_scope_block
-from stages.scoring.aggregate import summarize
+from stages.scoring.aggregate import summarize, task_scores
 from stages.scoring.outcomes import Execution
 from stages.scoring.query import Grading, QueryScore, score_query
+from stages.scoring.suite import query_frame, suite
 from stages.version import benchmark_version
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -84,16 +85,17 @@ def execution_of(task: BuiltTask, query_id: str, record: JournalRecord, key: str
 def score_split(
     queries: pd.DataFrame, records: dict[str, JournalRecord], keys: dict[str, str], benchmark: Path,
     artifacts: Path,
-) -> tuple[dict[str, list[QueryScore]], dict[str, Counter]]:
+) -> tuple[dict[str, list[tuple[str, QueryScore]]], dict[str, Counter]]:
     """Score every query of the split from its journal record, grouped by task.
 
-    Returns the scores per task and the honesty verdicts per task (graded tasks only).
+    Returns (query id, score) pairs per task, in query id order, and the honesty verdicts per
+    task (graded tasks only).
     """
     missing = sorted(q for q, k in keys.items() if k not in records)
     if missing:
         raise LookupError(f"{len(missing)} queries have no journal record (first: {missing[0]}); "
                           "run the evaluate stage first")
-    per_task: dict[str, list[QueryScore]] = defaultdict(list)
+    per_task: dict[str, list[tuple[str, QueryScore]]] = defaultdict(list)
     honesty: dict[str, Counter] = {}
     for task_id, group in queries.groupby("task_id", sort=True):
         task = load_private(benchmark, task_id)
@@ -104,9 +106,9 @@ def score_split(
                                               entity_key, artifacts)
             if task.spec.artifact is not None:
                 honesty.setdefault(task_id, Counter())[str(verdict)] += 1
-            per_task[task_id].append(score_query(task.spec.answer, execution,
-                                                 task.records[query_id]["gold"],
-                                                 task.grading(query_id)))
+            per_task[task_id].append((query_id, score_query(task.spec.answer, execution,
+                                                            task.records[query_id]["gold"],
+                                                            task.grading(query_id))))
     return dict(per_task), honesty
 
 
@@ -123,6 +125,12 @@ def honesty_summary(honesty: dict[str, Counter]) -> dict:
             "rate": round(total["agrees"] / graded, 6) if graded else None}
 
 
+def write_query_scores(frame: pd.DataFrame, path: Path) -> None:
+    """Keep the per-query scores (the input of `compare`'s paired intervals), byte-deterministic."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_parquet(path, index=False, compression="zstd")
+
+
 def main() -> None:
     """Score one agent's journal on the evaluated split."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -136,8 +144,14 @@ def main() -> None:
             for row in queries.itertuples()}
     journal = Journal(journal_path(RUNS, args.agent))
     records = journal.latest()
-    scores, honesty = score_split(queries, records, keys, BENCHMARK, RUNS / args.agent / "artifacts")
-    summary = summarize(scores)
+    scored, honesty = score_split(queries, records, keys, BENCHMARK, RUNS / args.agent / "artifacts")
+    summary = summarize({task_id: [score for _, score in pairs] for task_id, pairs in scored.items()})
+    frame = query_frame(scored, {query_id: records[key] for query_id, key in keys.items()})
+    specs = {task_id: load_private(BENCHMARK, task_id).spec for task_id in scored}
+    settings = params.scoring
+    summary.update(suite(frame, task_scores(summary), specs, settings.resamples, settings.level,
+                         settings.seed))
+    write_query_scores(frame, SCORES / f"{args.agent}.parquet")
     summary["honesty"] = honesty_summary(honesty)
     for task_id, counts in honesty.items():
         summary["tasks"][task_id]["honesty"] = honesty_summary({task_id: counts})
@@ -150,7 +164,9 @@ def main() -> None:
     write_json(METRICS / f"{args.agent}.tasks.json",
                {"agent": args.agent, "split": split, "version": version, "packages": packages,
                 "tasks": tasks})
-    print(f"score@{args.agent}: {metrics['score']:.2f}/100 on {metrics['n_queries']} {split} "
+    ci = metrics["score_ci"]
+    interval = f" [{ci['low']:.1f}, {ci['high']:.1f}]" if ci else ""
+    print(f"score@{args.agent}: {metrics['score']:.2f}/100{interval} on {metrics['n_queries']} {split} "
           f"queries; outcomes {metrics['outcomes']}")
 
 

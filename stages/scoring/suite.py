@@ -1,0 +1,146 @@
+"""The scoring suite beyond the ST-Bench score: intervals, cuts, usage, infra counts, error attribution.
+
+Everything here starts from one table with a row per query of the split (`query_frame`): its task,
+outcome, pass rate (`q`, 0 unless realistic), reward and what the run cost (wall and agent seconds,
+tokens, cost, attempts). Infra errors stay in the table and are counted; they are left out of every
+rate, as in `aggregate.summarize`.
+
+Error attribution follows MoSciBench's three classes, decided from the outcome alone (no judge):
+`alignment` - the hand-in does not answer the question asked (no output, unparseable, unrealistic);
+`modeling` - the analysis did not run to an answer (exec error, timeout);
+`reasoning` - an answer was handed in and graded, and at least one check failed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from stages.catalog import TaskSpec
+from stages.journal import JournalRecord
+from stages.scoring.intervals import mean_interval, task_resamples
+from stages.scoring.outcomes import Outcome
+from stages.scoring.query import QueryScore
+
+AXES = ("domain", "difficulty", "category", "capability", "pipeline_stage", "cognitive_skill",
+        "mas_challenge")
+ATTRIBUTION = {
+    Outcome.NO_OUTPUT.value: "alignment", Outcome.UNPARSEABLE.value: "alignment",
+    Outcome.UNREALISTIC.value: "alignment", Outcome.EXEC_ERROR.value: "modeling",
+    Outcome.TIMEOUT.value: "modeling",
+}
+DIGITS = 6
+COLUMNS = ["task_id", "query_id", "outcome", "q", "reward", "exec_ok", "wall_seconds",
+           "agent_seconds", "tokens", "cost_usd", "attempts", "agent_limit"]
+
+
+def query_frame(scored: Mapping[str, list[tuple[str, QueryScore]]],
+                records: Mapping[str, JournalRecord]) -> pd.DataFrame:
+    """One row per query: task id -> [(query id, score)] joined with the query's journal record."""
+    rows = []
+    for task_id in sorted(scored):
+        for query_id, score in scored[task_id]:
+            record = records[query_id]
+            agent_seconds = getattr(record, "agent_seconds", None)
+            rows.append({
+                "task_id": task_id, "query_id": query_id, "outcome": score.outcome.value,
+                "q": float(score.pass_rate), "reward": float(score.reward), "exec_ok": score.exec_ok,
+                "wall_seconds": float(record.wall_seconds),
+                "agent_seconds": float(record.wall_seconds if agent_seconds is None else agent_seconds),
+                "tokens": int(record.tokens), "cost_usd": float(record.cost_usd),
+                "attempts": int(record.attempts), "agent_limit": getattr(record, "agent_limit", None),
+            })
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def scored_values(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Task id -> the q values of its scored (not infra-error) queries."""
+    scored = frame[frame["outcome"] != Outcome.INFRA_ERROR.value]
+    return {task_id: group["q"].to_numpy() for task_id, group in scored.groupby("task_id", sort=True)}
+
+
+def tag_values(spec: TaskSpec, axis: str) -> list[str]:
+    """The task's values on one cut axis (tag axes can hold several values, or none)."""
+    if axis in ("domain", "difficulty", "category"):
+        return [str(getattr(spec, axis))]
+    return list(getattr(spec.tags, axis))
+
+
+def cuts(task_scores: Mapping[str, float | None], specs: Mapping[str, TaskSpec],
+         resampled: Mapping[str, np.ndarray], level: float, resamples: int) -> dict:
+    """Axis -> value -> {score, score_ci, n_tasks}: the mean task score over the tasks of each value."""
+    result: dict[str, dict] = {}
+    for axis in AXES:
+        groups: dict[str, list[str]] = {}
+        for task_id in sorted(specs):
+            for value in tag_values(specs[task_id], axis):
+                groups.setdefault(value, []).append(task_id)
+        entries = {}
+        for value in sorted(groups):
+            measured = [task_scores[t] for t in groups[value] if task_scores.get(t) is not None]
+            ci = mean_interval(resampled, groups[value], level, resamples)
+            entries[value] = {
+                "score": round(float(np.mean(measured)), DIGITS) if measured else None,
+                "score_ci": ci.as_dict() if ci else None,
+                "n_tasks": len(groups[value]),
+            }
+        result[axis] = entries
+    return result
+
+
+def usage(frame: pd.DataFrame) -> dict:
+    """Totals over every query of the split (infra errors included: their cost was paid)."""
+    return {
+        "tokens": int(frame["tokens"].sum()),
+        "cost_usd": round(float(frame["cost_usd"].sum()), DIGITS),
+        "wall_seconds": round(float(frame["wall_seconds"].sum()), 3),
+        "agent_seconds": round(float(frame["agent_seconds"].sum()), 3),
+        "limits": {str(k): int(v) for k, v in frame["agent_limit"].dropna().value_counts().sort_index().items()},
+    }
+
+
+def infra(frame: pd.DataFrame) -> dict:
+    """How much infrastructure trouble the run had (never scored as the agent's failure)."""
+    return {
+        "retried_queries": int((frame["attempts"] > 1).sum()),
+        "extra_attempts": int((frame["attempts"] - 1).clip(lower=0).sum()),
+        "infra_error_queries": int((frame["outcome"] == Outcome.INFRA_ERROR.value).sum()),
+    }
+
+
+def error_attribution(frame: pd.DataFrame) -> dict:
+    """Counts of failed scored queries by MoSciBench class, and the share of each among failures."""
+    scored = frame[frame["outcome"] != Outcome.INFRA_ERROR.value]
+    classes = scored["outcome"].map(ATTRIBUTION)
+    reasoning = (scored["outcome"] == Outcome.ANSWERED.value) & (scored["q"] < 1.0)
+    classes = classes.where(~reasoning, "reasoning")
+    counts = {name: int((classes == name).sum()) for name in ("alignment", "modeling", "reasoning")}
+    failed = sum(counts.values())
+    shares = {name: round(count / failed, DIGITS) if failed else None for name, count in counts.items()}
+    return {"counts": counts, "shares": shares}
+
+
+def exact_match(frame: pd.DataFrame, hypothesis_tasks: set[str]) -> dict:
+    """MoSciBench: share of scored hypothesis queries whose typed answer matched the gold."""
+    rows = frame[frame["task_id"].isin(hypothesis_tasks) & (frame["outcome"] != Outcome.INFRA_ERROR.value)]
+    return {"n_queries": len(rows),
+            "rate": round(float((rows["q"] >= 1.0).mean()), DIGITS) if len(rows) else None,
+            "exec_rate": round(float(rows["exec_ok"].mean()), DIGITS) if len(rows) else None}
+
+
+def suite(frame: pd.DataFrame, task_scores: Mapping[str, float | None], specs: Mapping[str, TaskSpec],
+          resamples: int, level: float, seed: int) -> dict:
+    """The sections `score@<agent>` adds to the ST-Bench summary."""
+    resampled = task_resamples(scored_values(frame), resamples, seed)
+    ci = mean_interval(resampled, list(resampled), level, resamples)
+    hypothesis = {t for t, spec in specs.items() if spec.answer.hypothesis is not None}
+    return {
+        "score_ci": ci.as_dict() if ci else None,
+        "cuts": cuts(task_scores, specs, resampled, level, resamples),
+        "usage": usage(frame),
+        "infra": infra(frame),
+        "errors": error_attribution(frame),
+        "exact_match": exact_match(frame, hypothesis),
+    }
