@@ -1,0 +1,82 @@
+"""Build the report: plots into `plots/`, then `index.html` beside them.
+
+The same inputs give the same bytes: plots are deterministic (`stages.report.figures`), tables are
+ordered (agents by score, tasks and cut values by name), and the page records no time.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from stages.report.html import Section, render_page
+from stages.report.inputs import ReportInputs
+from stages.report.plots import plot_coverage, plot_cut, plot_frontier, plot_outcomes, plot_scores
+from stages.report.tables import cut_axes, report_tables
+
+
+def _versions(inputs: ReportInputs) -> dict[str, list[str]]:
+    """Benchmark version (id, git, build lock) -> the agents scored on it."""
+    found: dict[str, list[str]] = {}
+    for agent in sorted(inputs.metrics):
+        version = inputs.metrics[agent].version
+        key = (f"benchmark {version.get('benchmark_id', '?')}, git {version.get('git', '?')}, "
+               f"build lock {version.get('dvc_lock') or '?'}")
+        found.setdefault(key, []).append(agent)
+    return found
+
+
+def build_sections(inputs: ReportInputs, plots_dir: Path) -> list[Section]:
+    """Draw every plot and lay out the page's sections."""
+    tables = {table.key: table for table in report_tables(inputs)}
+    axes, empty = cut_axes(inputs.metrics)
+    metrics = inputs.metrics
+    comparison = inputs.comparison
+    if comparison.baseline:
+        versus = Section("cost-performance", "Cost and performance", [plot_frontier(comparison, plots_dir)],
+                         [tables["versus-baseline"]])
+    else:
+        versus = Section("cost-performance", "Cost and performance",
+                         note="No baseline is configured (params.yaml scoring.baseline): no comparison.")
+    sections = [
+        Section("scores", "Scores", [plot_scores(metrics, plots_dir)], [tables["scores"]]),
+        versus,
+        Section("coverage-quality", "Coverage and quality", [plot_coverage(metrics, plots_dir)],
+                note="The rates per agent are in the Scores table."),
+        Section("outcomes", "Outcomes", [plot_outcomes(metrics, plots_dir)], [tables["outcomes"], tables["errors"]]),
+        Section("cuts", "Cuts", [plot_cut(metrics, axis, plots_dir) for axis in axes],
+                [tables[f"cut-{axis.replace('_', '-')}"] for axis in axes],
+                f"No task has a value on: {', '.join(empty)}." if empty else ""),
+        Section("tasks", "Tasks", tables=[tables["tasks"]]),
+        Section("validity", "Validity", tables=[tables["validity"]],
+                note="All gates pass." if inputs.validity.passed
+                else f"{len(inputs.validity.failures)} gate(s) failed: the build fails until they pass."),
+        Section("honesty", "Honesty", tables=[tables["honesty"]]),
+        Section("usage", "Usage", tables=[tables["usage"]]),
+    ]
+    if "generalizability" in tables:
+        sections.append(Section("generalizability", "Generalizability", tables=[tables["generalizability"]]))
+    return sections
+
+
+def build_report(inputs: ReportInputs, reports_dir: Path) -> Path:
+    """Write `index.html` and `plots/` into `reports_dir` (old plots removed); returns the page's path."""
+    plots_dir = reports_dir / "plots"
+    shutil.rmtree(plots_dir, ignore_errors=True)
+    sections = build_sections(inputs, plots_dir)
+    versions = _versions(inputs)
+    split = inputs.metrics[inputs.agents[0]].split if inputs.agents else inputs.comparison.split
+    validity = "all validity gates pass" if inputs.validity.passed \
+        else f"{len(inputs.validity.failures)} validity gate(s) FAILED"
+    meta = [f"{len(inputs.agents)} agents on the {split} split; baseline {inputs.comparison.baseline or 'none'}; "
+            f"{validity}.",
+            *(f"Scored on {version}." for version in versions)]
+    warnings = [f"The agents were scored on {len(versions)} different benchmark versions: compare them "
+                "with care."] if len(versions) > 1 else []
+    footer = [f"{version}: {', '.join(agents)}" for version, agents in versions.items()]
+    footer.append("Numbers: processed/metrics/<agent>.json (dvc metrics show), per task "
+                  "<agent>.tasks.json, comparisons compare.json, validity processed/reports/validity.json.")
+    page = render_page("scibench report", meta, warnings, sections, footer)
+    path = reports_dir / "index.html"
+    path.write_text(page, encoding="utf-8")
+    return path
