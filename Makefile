@@ -50,10 +50,11 @@ chromium:
 
 install: $(VENV)/.installed bubblewrap
 
+# Ends with an 80-column summary: score [CI], outcomes and validity gates per agent (the full numbers:
+# dvc metrics show; the report: processed/reports/index.html).
 run: install
 	dvc repro
-	dvc metrics show
-	python -m stages.validity --show
+	python -m stages.report --summary
 
 # As root, the sandbox and attack tests run a second time with the harness as an ordinary user.
 test: install chromium
