@@ -1,15 +1,23 @@
 """Prefect flow: run one agent on one split, appending every finished query to its journal.
 
 Run by DVC as `python -m flows.evaluate <agent>`. A killed run resumes: finished keys are skipped.
+
+Queries run as Prefect tasks on a bounded pool: threads on this machine (`evaluate.concurrency`, or
+the agent's own `concurrency` for I/O-bound agents such as LLM agents), or the workers of an
+existing Dask cluster (`evaluate.dask_address`, through prefect-dask's `DaskTaskRunner`). Each task
+returns its record and the flow appends it as it completes, so one process owns the journal
+whatever runs the queries, and a kill loses at most the queries still in flight.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from pathlib import Path
 
 from prefect import flow, task, unmapped
 from prefect.cache_policies import NO_CACHE
+from prefect.futures import as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from stages.evaluate import (
@@ -20,7 +28,7 @@ from stages.evaluate import (
     pending_queries,
     setup_agent,
 )
-from stages.journal import Journal
+from stages.journal import Journal, JournalRecord
 from stages.layout import BENCHMARK, RUNS, journal_path
 from stages.params import load_params
 from stages.runner import sandbox_limits
@@ -29,12 +37,20 @@ from stages.runner import sandbox_limits
 @task(name="run query", task_run_name="{agent.name} on {query[task_id]} {query[scope]}",
       cache_policy=NO_CACHE)
 def run_one(query: dict, agent: AgentSetup, bench_id: str, limits, hidden, retries: int,
-            journal: Journal, unsafe: bool) -> str:
-    """Run one query in the sandbox and append its record; returns the outcome-relevant status."""
-    record = evaluate_query(query, agent, BENCHMARK, bench_id, limits, hidden, retries, unsafe,
-                            artifacts=RUNS / agent.name / "artifacts")
-    journal.append(record)
-    return "infra_error" if record.infra_error else "done"
+            root: Path, unsafe: bool) -> JournalRecord:
+    """Run one query in the sandbox; the record comes back to the flow, which journals it."""
+    return evaluate_query(query, agent, root / BENCHMARK, bench_id, limits, hidden, retries, unsafe,
+                          artifacts=root / RUNS / agent.name / "artifacts")
+
+
+def run_summary(split: str, n_queries: int, records: list[JournalRecord]) -> dict:
+    """What this run did on its split: queries, run now, already journaled, infra errors, limits."""
+    limits = Counter(limit for record in records for limit in record.limits_hit)
+    return {"split": split, "queries": n_queries, "ran": len(records),
+            "already_done": n_queries - len(records),
+            "infra_errors": sum(record.infra_error is not None for record in records),
+            "infra_retries": sum(record.attempts - 1 for record in records),
+            "limits_hit": dict(sorted(limits.items()))}
 
 
 @flow(name="evaluate", flow_run_name="evaluate {agent_name} on {split}")
@@ -43,18 +59,47 @@ def evaluate(agent_name: str, split: str, unsafe_no_sandbox: bool = False) -> di
     params = load_params()
     settings = params.evaluate
     agent = setup_agent(agent_name, params.agents[agent_name])
-    journal = Journal(journal_path(RUNS, agent_name))
+    root = Path.cwd().resolve()
+    journal = Journal(journal_path(root / RUNS, agent_name))
     done = {k for k, r in journal.latest().items() if r.infra_error is None}
-    split_queries = load_split(BENCHMARK, split)
+    split_queries = load_split(root / BENCHMARK, split)
     queries = pending_queries(split_queries, agent, done)
-    statuses = run_one.map(
-        queries, agent=unmapped(agent), bench_id=unmapped(benchmark_id(BENCHMARK)),
-        limits=unmapped(sandbox_limits(settings.limits)), hidden=unmapped([Path.cwd().resolve()]),
-        retries=unmapped(settings.infra_retries), journal=unmapped(journal),
+    futures = run_one.map(
+        queries, agent=unmapped(agent), bench_id=unmapped(benchmark_id(root / BENCHMARK)),
+        limits=unmapped(sandbox_limits(settings.limits)), hidden=unmapped([root]),
+        retries=unmapped(settings.infra_retries), root=unmapped(root),
         unsafe=unmapped(unsafe_no_sandbox),
-    ).result()
-    skipped = len(split_queries) - len(queries)  # this split's queries already in the journal
-    return {"ran": len(statuses), "skipped": skipped, "infra_errors": statuses.count("infra_error")}
+    )
+    records = []
+    for future in as_completed(futures):
+        record = future.result()
+        journal.append(record)
+        records.append(record)
+    return run_summary(split, len(split_queries), records)
+
+
+def task_runner(agent: str):
+    """Threads on this machine, or the workers of the Dask cluster params name."""
+    params = load_params()
+    settings = params.evaluate
+    if settings.dask_address:
+        from prefect_dask import DaskTaskRunner  # only when a cluster is configured
+
+        return DaskTaskRunner(address=settings.dask_address)
+    workers = params.agents[agent].concurrency or settings.concurrency
+    return ThreadPoolTaskRunner(max_workers=workers)
+
+
+def describe(agent: str, summary: dict) -> str:
+    """One line a person reads at the end of a run."""
+    line = (f"evaluate@{agent} on {summary['split']}: {summary['queries']} queries, ran {summary['ran']}, "
+            f"{summary['already_done']} already in the journal")
+    if summary["infra_errors"] or summary["infra_retries"]:
+        line += (f"; {summary['infra_errors']} infra errors left after {summary['infra_retries']} "
+                 "retries (never scored; rerun to retry)")
+    if summary["limits_hit"]:
+        line += f"; limits hit {summary['limits_hit']}"
+    return line
 
 
 def main() -> None:
@@ -65,11 +110,10 @@ def main() -> None:
     parser.add_argument("--unsafe-no-sandbox", action="store_true",
                         help="run agents without bubblewrap (logged; only for trusted agents)")
     args = parser.parse_args()
-    settings = load_params().evaluate
-    split = args.split or settings.split
-    runner = ThreadPoolTaskRunner(max_workers=settings.concurrency)
+    split = args.split or load_params().evaluate.split
+    runner = task_runner(args.agent)
     summary = evaluate.with_options(task_runner=runner)(args.agent, split, args.unsafe_no_sandbox)
-    print(f"evaluate@{args.agent} on {split}: {summary}")
+    print(describe(args.agent, summary))
 
 
 if __name__ == "__main__":

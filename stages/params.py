@@ -98,6 +98,7 @@ class EvaluateParams(Section):
     concurrency: int = Field(2, ge=1)
     infra_retries: int = Field(2, ge=0)
     limits: SandboxLimits = SandboxLimits()
+    dask_address: str | None = None  # run queries on an existing Dask cluster (tcp://host:8786)
 
 
 class ValidityGates(Section):
@@ -140,6 +141,7 @@ class AgentParams(Section):
 
     kind: str
     options: dict[str, Any] = {}
+    concurrency: int | None = Field(None, ge=1)  # queries in flight (default evaluate.concurrency)
 
 
 with warnings.catch_warnings():

@@ -255,7 +255,8 @@ def test_a_killed_evaluation_resumes_without_loss_or_duplicates(built):
         resumed = run(command, project, env)
     finally:
         (project / "params.yaml").write_text(params)
-    assert f"{{'ran': {len(blocked)}, 'skipped': {len(quick)}, 'infra_errors': 0}}" in resumed
+    assert (f"evaluate@blocker on train: {len(train)} queries, ran {len(blocked)}, {len(quick)} already in the "
+            "journal; limits hit {'wall': " f"{len(blocked)}}}") in resumed
     after = journal.read_text().splitlines()
     assert after[: len(survived)] == survived
     records = [json.loads(line) for line in after]

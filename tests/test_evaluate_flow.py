@@ -1,0 +1,24 @@
+from flows.evaluate import describe, run_summary
+from stages.journal import JournalRecord
+
+
+def record(query_id: str, attempts: int = 1, infra_error: str | None = None,
+           limits: tuple[str, ...] = ()) -> JournalRecord:
+    return JournalRecord(key=query_id, query_id=query_id, task_id="t", agent="a", agent_hash="h",
+                         benchmark_id="b", exit_code=0, timed_out="wall" in limits, infra_error=infra_error,
+                         answer_text=None, attempts=attempts, wall_seconds=1.0, limits_hit=list(limits))
+
+
+def test_the_summary_counts_this_split_only():
+    summary = run_summary("val", 20, [record("q1"), record("q2", limits=("wall",))])
+    assert summary == {"split": "val", "queries": 20, "ran": 2, "already_done": 18, "infra_errors": 0,
+                       "infra_retries": 0, "limits_hit": {"wall": 1}}
+    assert describe("oracle", summary) == ("evaluate@oracle on val: 20 queries, ran 2, 18 already in the journal; "
+                                           "limits hit {'wall': 1}")
+
+
+def test_a_fresh_split_has_nothing_already_done_and_infra_errors_are_named():
+    summary = run_summary("test", 2, [record("q1", attempts=3, infra_error="sandbox"), record("q2", attempts=2)])
+    assert (summary["ran"], summary["already_done"], summary["infra_errors"], summary["infra_retries"]) == (2, 0, 1, 3)
+    assert describe("x", summary) == ("evaluate@x on test: 2 queries, ran 2, 0 already in the journal; 1 infra "
+                                      "errors left after 3 retries (never scored; rerun to retry)")
