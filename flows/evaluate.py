@@ -12,6 +12,7 @@ whatever runs the queries, and a kill loses at most the queries still in flight.
 from __future__ import annotations
 
 import argparse
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -53,6 +54,35 @@ def run_summary(split: str, n_queries: int, records: list[JournalRecord]) -> dic
             "limits_hit": dict(sorted(limits.items()))}
 
 
+def run_table(records: list[JournalRecord]) -> list[dict]:
+    """Per task: what this run did (the table artifact the Prefect UI shows for the flow run)."""
+    by_task: dict[str, list[JournalRecord]] = {}
+    for record in records:
+        by_task.setdefault(record.task_id, []).append(record)
+    rows = []
+    for task_id in sorted(by_task):
+        group = by_task[task_id]
+        walls = sorted(record.wall_seconds for record in group)
+        rows.append({
+            "task": task_id, "ran": len(group),
+            "exit 0": sum(record.exit_code == 0 for record in group),
+            "answer.json": sum(record.answer_text is not None for record in group),
+            "timeouts": sum(record.timed_out for record in group),
+            "infra errors": sum(record.infra_error is not None for record in group),
+            "median wall s": round(walls[len(walls) // 2], 2),
+        })
+    return rows
+
+
+def publish_run(agent: str, split: str, records: list[JournalRecord], summary: dict) -> None:
+    """The run's per-task table and summary line as a Prefect artifact of this flow run."""
+    from prefect.artifacts import create_table_artifact
+
+    key = re.sub(r"[^a-z0-9-]+", "-", f"evaluate-{agent}-{split}".lower())
+    create_table_artifact(table=run_table(records) or [{"task": "(nothing left to run)", "ran": 0}],
+                          key=key, description=describe(agent, summary))
+
+
 @flow(name="evaluate", flow_run_name="evaluate {agent_name} on {split}")
 def evaluate(agent_name: str, split: str, unsafe_no_sandbox: bool = False) -> dict:
     """Run every pending query of `split` for one configured agent."""
@@ -75,7 +105,9 @@ def evaluate(agent_name: str, split: str, unsafe_no_sandbox: bool = False) -> di
         record = future.result()
         journal.append(record)
         records.append(record)
-    return run_summary(split, len(split_queries), records)
+    summary = run_summary(split, len(split_queries), records)
+    publish_run(agent_name, split, records, summary)
+    return summary
 
 
 def task_runner(agent: str):

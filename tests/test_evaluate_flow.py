@@ -1,4 +1,4 @@
-from flows.evaluate import describe, run_summary
+from flows.evaluate import describe, run_summary, run_table
 from stages.journal import JournalRecord
 
 
@@ -22,3 +22,12 @@ def test_a_fresh_split_has_nothing_already_done_and_infra_errors_are_named():
     assert (summary["ran"], summary["already_done"], summary["infra_errors"], summary["infra_retries"]) == (2, 0, 1, 3)
     assert describe("x", summary) == ("evaluate@x on test: 2 queries, ran 2, 0 already in the journal; 1 infra "
                                       "errors left after 3 retries (never scored; rerun to retry)")
+
+
+def test_the_run_table_counts_per_task_in_task_order():
+    records = [record("q1"), record("q2", limits=("wall",)), record("q3", infra_error="sandbox")]
+    records[2] = records[2].model_copy(update={"task_id": "a", "wall_seconds": 4.0})
+    assert run_table(records) == [
+        {"task": "a", "ran": 1, "exit 0": 1, "answer.json": 0, "timeouts": 0, "infra errors": 1, "median wall s": 4.0},
+        {"task": "t", "ran": 2, "exit 0": 2, "answer.json": 0, "timeouts": 1, "infra errors": 0,
+         "median wall s": 1.0}]

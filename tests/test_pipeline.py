@@ -195,11 +195,16 @@ def test_flow_runs_are_watchable_in_the_prefect_ui(built, prefect_ui):
     for name in ("construct tiny benchmark", "evaluate oracle on test",
                  "evaluate nodata on test", "evaluate defensive on test", "evaluate snoop on test"):
         assert states.get(name) == "COMPLETED", (name, states)
+    ids = {run["name"]: run["id"] for run in runs}
+    request = urllib.request.Request(f"{prefect_ui['url']}/api/artifacts/filter", data=b"{}",
+                                     headers={"Content-Type": "application/json"})
+    artifacts = json.loads(urllib.request.urlopen(request, timeout=10).read())
+    run_tables = {artifact["key"]: artifact["flow_run_id"] for artifact in artifacts if artifact["type"] == "table"}
+    assert run_tables.get("evaluate-oracle-test") == ids["evaluate oracle on test"], run_tables
     if shutil.which("chromium") is None:
         pytest.skip("chromium is not installed: the rendered UI page was not checked")
     from playwright.sync_api import sync_playwright
 
-    ids = {run["name"]: run["id"] for run in runs}
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=[
             "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -211,6 +216,9 @@ def test_flow_runs_are_watchable_in_the_prefect_ui(built, prefect_ui):
             page.get_by_text(name).first.wait_for(timeout=30_000)
             page.get_by_text(task_run).first.wait_for(timeout=30_000)
             page.screenshot(path=str(built["project"].parent / f"{name.replace(' ', '-')}.png"))
+        page.goto(f"{prefect_ui['url']}/runs/flow-run/{ids['evaluate oracle on test']}?tab=Artifacts")
+        page.get_by_text("evaluate-oracle-test").first.wait_for(timeout=30_000)
+        page.screenshot(path=str(built["project"].parent / "evaluate-oracle-artifacts.png"))
         browser.close()
 
 
