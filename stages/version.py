@@ -11,7 +11,8 @@ import yaml
 from stages.hashing import content_hash
 
 BUILD_STAGES = ("synthesize", "ingest", "align", "construct")
-PACKAGES = ("scibench", "dvc", "prefect", "pandas", "pyarrow", "numpy", "scikit-learn")
+PACKAGES = ("scibench", "dvc", "prefect", "pandas", "pyarrow", "numpy", "scikit-learn", "statsmodels", "openai",
+            "matplotlib")
 
 
 def git_describe(root: Path) -> str:
