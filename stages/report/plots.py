@@ -7,9 +7,10 @@ from pathlib import Path
 import numpy as np
 from matplotlib.ticker import FixedLocator, FuncFormatter, MultipleLocator, NullFormatter
 
-from stages.report.figures import Plot, figure, label_points, save
+from stages.report.figures import Plot, figure, save
 from stages.report.formatting import ci_label, fmt_number
 from stages.report.inputs import AgentMetrics, Comparison
+from stages.report.labels import label_points
 from stages.report.tables import OUTCOMES, ranked_agents
 
 BAR = "#3b75af"
@@ -96,8 +97,10 @@ def plot_frontier(comparison: Comparison, plots_dir: Path) -> Plot:
         ax.set_ylabel("Δperf: mean task score − the baseline's (points)")
         ax.set_title(title)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+        whiskers = [(versus[a].rho_time, versus[a].delta_ci.low, versus[a].delta_ci.high) for a in drawn
+                    if versus[a].delta_ci and None not in (versus[a].delta_ci.low, versus[a].delta_ci.high)]
         label_points(ax, [(x, y, f"{a} (baseline)" if a == comparison.baseline else a)
-                          for a, (x, y) in points.items()])
+                          for a, (x, y) in points.items()], whiskers)
         save(fig, plots_dir, "frontier")
     missing = sorted(set(versus) - set(drawn) - {comparison.baseline})
     return Plot("frontier", title, "Up is better, left is cheaper: agents on the orange line are on the "
