@@ -65,10 +65,12 @@ test: install chromium
 reliability: install
 	python -m stages.reliability
 
-# Full-scale CAMELS ingest vs the pandas per-file loop and a polars multi-file floor (one run).
+# Full-scale CAMELS ingest vs the pandas per-file loop and a polars multi-file floor (one run), the
+# sandbox's start overhead, and the evaluation harness (overhead per query, scoring throughput).
 bench: install
 	python -m stages.bench
 	python -m stages.reliability
+	python -m stages.bench_evaluation
 
 # Mutation testing: each module in stages/mutation.py's MODULE_TESTS (the one list of modules and the
 # tests that cover them) against only those tests; counts in processed/metrics/mutation.json.
