@@ -6,19 +6,20 @@ import functools
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from contextlib import nullcontext
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
-from stages.agents import AGENTS, QueryContext
-from stages.agents.program import directory_hash
+from stages.agents import AGENTS, IDENTITIES, QueryContext
+from stages.agents.program import AgentProgram, Binding, ServiceReport, directory_hash
 from stages.catalog import TaskSpec
 from stages.hashing import content_hash
 from stages.journal import JournalRecord, record_key
 from stages.layout import task_dir
-from stages.params import AgentParams
+from stages.params import AgentParams, PriceTable
 from stages.runner import Attempt, run_query
 from stages.sandbox import Limits
 
@@ -31,16 +32,22 @@ class AgentSetup:
     params: AgentParams
     agent_hash: str
     model: str | None
+    prices: PriceTable | None = None  # not part of the hash: a new price table re-runs nothing
 
 
-def setup_agent(name: str, params: AgentParams) -> AgentSetup:
-    """Hash the agent's kind, options and (for external programs) the bytes of its agent_dir."""
+def setup_agent(name: str, params: AgentParams, prices: PriceTable | None = None) -> AgentSetup:
+    """Hash the agent's kind, options and (for external programs) the bytes of its agent_dir.
+
+    A kind in `IDENTITIES` is hashed by what defines it only: an llm agent by its strategy, model,
+    generation settings, prompt variants, bounds and loop code, not by how the model is reached.
+    """
     if params.kind not in AGENTS:
         raise KeyError(f"agent {name}: unknown kind {params.kind!r}; known: {sorted(AGENTS)}")
     agent_dir = params.options.get("agent_dir")
     files = directory_hash(Path(agent_dir)) if agent_dir else None
-    agent_hash = content_hash([params.kind, params.options, files])
-    return AgentSetup(name, params, agent_hash, params.options.get("model"))
+    options = IDENTITIES[params.kind](params.options) if params.kind in IDENTITIES else params.options
+    agent_hash = content_hash([params.kind, options, files])
+    return AgentSetup(name, params, agent_hash, params.options.get("model"), prices)
 
 
 def load_split(benchmark: Path, split: str) -> pd.DataFrame:
@@ -101,16 +108,16 @@ def evaluate_query(
     record is returned; the record names it (or says why it was not taken).
     """
     folder = task_dir(benchmark, query["task_id"])
-    context = QueryContext(query["query_id"], query["task_id"], folder / "private")
+    context = QueryContext(query["query_id"], query["task_id"], folder / "private", agent.prices)
     program = AGENTS[agent.params.kind](agent.params.options, context)
     spec = built_task(benchmark, query["task_id"])
     artifact_name = spec.artifact.file if spec.artifact is not None else None
     attempts = 0
     while True:
         attempts += 1
-        attempt = run_query(query["prompt"], folder / "public" / query["query_id"], program,
-                            limits, hidden, unsafe_no_sandbox,
-                            collect=(artifact_name,) if artifact_name else ())
+        attempt, report = run_attempt(query["prompt"], folder / "public" / query["query_id"], program,
+                                      limits, hidden, unsafe_no_sandbox,
+                                      collect=(artifact_name,) if artifact_name else ())
         if attempt.infra_error is None or attempts > infra_retries:
             break
     artifact_sha256, artifact_problem = _artifact(attempt, artifact_name, artifacts)
@@ -134,7 +141,25 @@ def evaluate_query(
         wall_seconds=attempt.wall_seconds,
         stdout=attempt.stdout,
         stderr=attempt.stderr,
+        **report.fields,
     )
+
+
+def run_attempt(prompt: str, public_dir: Path, program: AgentProgram, limits: Limits, hidden: list[Path],
+                unsafe_no_sandbox: bool, collect: tuple[str, ...]) -> tuple[Attempt, ServiceReport]:
+    """One sandboxed run, inside the program's service session when it has one (an LLM proxy).
+
+    The service's own failure (the model API) makes the attempt an infrastructure error.
+    """
+    service = program.service
+    with service.session() if service is not None else nullcontext(Binding()) as binding:
+        bound = replace(program, env={**program.env, **binding.env},
+                        ro_binds={**program.ro_binds, **binding.binds})
+        attempt = run_query(prompt, public_dir, bound, limits, hidden, unsafe_no_sandbox, collect=collect)
+    report = service.report(attempt) if service is not None else ServiceReport()
+    if attempt.infra_error is None and report.infra_error is not None:
+        attempt = replace(attempt, infra_error=report.infra_error)
+    return attempt, report
 
 
 def pending_queries(queries: pd.DataFrame, agent: AgentSetup, done: set[str]) -> list[dict]:

@@ -26,6 +26,53 @@ from stages.hashing import content_hash
 log = logging.getLogger(__name__)
 
 
+class Tokens(BaseModel):
+    """Token counts as the model server reported them (None: not reported, or not plausible)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cached_tokens: int | None = None  # part of prompt_tokens (usage.prompt_tokens_details)
+    reasoning_tokens: int | None = None  # part of completion_tokens (usage.completion_tokens_details)
+
+
+class ModelCall(Tokens):
+    """One chat-completions call of an agent, as the harness's proxy saw it."""
+
+    role: str
+    status: int  # HTTP status the agent got (the proxy's own refusals included)
+    latency_seconds: float
+    upstream_attempts: int = 0  # requests sent to the model server (0: refused by the proxy)
+    finish_reason: str | None = None
+    model: str | None = None  # the model id the server reported
+    cost_usd: float | None = None
+    refused: str | None = None  # the budget that refused the call (max_turns, token_budget)
+    error: str | None = None
+    flags: list[str] = []  # missing or implausible usage, ignored request fields
+
+
+class UsageTotals(Tokens):
+    """Sums over calls; a token sum is None when no call reported it, cost None when any is unknown."""
+
+    calls: int = 0
+    cost_usd: float | None = 0.0
+    seconds: float = 0.0  # summed call latency (upstream retries included)
+
+
+class Usage(BaseModel):
+    """What an agent's model calls used, measured by the harness (never self-reported)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    calls: list[ModelCall] = []
+    roles: dict[str, UsageTotals] = {}
+    total: UsageTotals = UsageTotals()
+    flags: list[str] = []  # every flag of every call, once
+    prices_version: str | None = None
+    discarded: UsageTotals | None = None  # earlier attempts that ended in an infra error
+
+
 class JournalRecord(BaseModel):
     """One finished query of one agent."""
 
@@ -48,10 +95,15 @@ class JournalRecord(BaseModel):
     answer_problem: str | None = None
     artifact_sha256: str | None = None  # the artifact's bytes: <runs>/<agent>/artifacts/<sha256>
     artifact_problem: str | None = None  # why an artifact that exists was not taken
-    tokens: int = 0
-    cost_usd: float = 0.0
+    tokens: int = 0  # prompt + completion tokens of the scored attempt
+    cost_usd: float | None = 0.0  # None: a call's price or usage is unknown (see usage.flags)
     stdout: str = ""
     stderr: str = ""
+    usage: Usage | None = None  # model calls, for agents whose calls the harness proxies
+    agent_seconds: float | None = None  # the agent's working time: wall minus waiting on the model API
+    agent_limit: str | None = None  # the bound the agent stopped at (max_turns, token_budget, ...)
+    execution: str | None = None  # how the agent ran, e.g. "persistent sandbox per query"
+    model_reported: str | None = None  # the model id the server reported
 
 
 class JournalWriteError(OSError):

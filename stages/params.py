@@ -136,6 +136,22 @@ class ScoringParams(Section):
     generalizability: list[GeneralizationPair] = []
 
 
+class ModelPrice(Section):
+    """What one model costs, in USD per million tokens."""
+
+    input_per_mtok: float = Field(ge=0)
+    cached_input_per_mtok: float | None = Field(None, ge=0)  # None: cached tokens cost as input
+    output_per_mtok: float = Field(ge=0)  # reasoning tokens are output tokens
+
+
+class PriceTable(Section):
+    """A versioned price table for the cost of LLM agents' calls (a model not listed costs null)."""
+
+    version: str
+    source: str | None = None
+    models: dict[str, ModelPrice] = {}
+
+
 class AgentParams(Section):
     """One configured agent: its kind (a key of `stages.agents.AGENTS`) and kind-specific options."""
 
@@ -160,6 +176,7 @@ with warnings.catch_warnings():
         evaluate: EvaluateParams
         agents: dict[str, AgentParams]
         validity: ValidityParams = ValidityParams()
+        prices: PriceTable | None = None
         scoring: ScoringParams = ScoringParams()
 
 

@@ -96,6 +96,7 @@ def run_query(
             collect_files=(ANSWER_FILE, *collect),
             collect_bytes=MAX_ARTIFACT_BYTES if collect else MAX_ANSWER_BYTES,
             unsafe_no_sandbox=unsafe_no_sandbox,
+            extra_ro_binds=program.ro_binds,
         )
     finally:
         remove_workspace(workspace)

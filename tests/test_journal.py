@@ -8,7 +8,7 @@ import textwrap
 import threading
 from pathlib import Path
 
-from stages.journal import Journal, JournalRecord, encode_record, record_key
+from stages.journal import Journal, JournalRecord, ModelCall, Usage, UsageTotals, encode_record, record_key
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -197,7 +197,8 @@ def test_a_record_is_one_ascii_json_line_with_fields_in_schema_order():
         b'"infra_error": null, "answer_text": "{\\"answer\\": 1}", "attempts": 1, "wall_seconds": 0.5, '
         b'"limits_hit": ["wall"], "answer_problem": null, "artifact_sha256": null, "artifact_problem": null, '
         b'"tokens": 0, "cost_usd": 0.0, '
-        b'"stdout": "\\u00e9\\u2028\\n", "stderr": ""}\n')
+        b'"stdout": "\\u00e9\\u2028\\n", "stderr": "", "usage": null, "agent_seconds": null, '
+        b'"agent_limit": null, "execution": null, "model_reported": null}\n')
 
 
 def test_the_key_is_a_24_character_hash_that_does_not_change_between_versions():
@@ -236,3 +237,24 @@ def test_appends_from_many_threads_are_whole_lines(tmp_path: Path):
     assert sorted(r.query_id for r in reread.records()) == sorted(f"q{i}" for i in range(40))
     assert reread.problems == []
     assert (tmp_path / "j.jsonl").read_bytes().count(b"\n") == 40
+
+
+def test_a_line_written_before_the_usage_fields_still_parses(tmp_path: Path):
+    old = ('{"key": "k", "query_id": "q1", "task_id": "task", "agent": "oracle", "agent_hash": "a1", '
+           '"model": null, "benchmark_id": "b-1", "exit_code": 0, "timed_out": false, "infra_error": null, '
+           '"answer_text": null, "attempts": 1, "wall_seconds": 0.5, "tokens": 0, "cost_usd": 0.0}\n')
+    (tmp_path / "journal.jsonl").write_text(old)
+    (parsed,) = Journal(tmp_path / "journal.jsonl").records()
+    assert (parsed.usage, parsed.agent_seconds, parsed.agent_limit, parsed.execution, parsed.cost_usd) == (
+        None, None, None, None, 0.0)
+
+
+def test_a_record_with_model_usage_round_trips(tmp_path: Path):
+    usage = Usage(calls=[ModelCall(role="planner", status=200, latency_seconds=0.2, prompt_tokens=10,
+                                   completion_tokens=2, cost_usd=None, flags=["unknown_price"])],
+                  total=UsageTotals(calls=1, prompt_tokens=10, completion_tokens=2, cost_usd=None))
+    full = record("q1").model_copy(update={"usage": usage, "cost_usd": None, "agent_limit": "max_turns",
+                                           "agent_seconds": 0.4, "execution": "persistent sandbox per query"})
+    journal = Journal(tmp_path / "journal.jsonl")
+    journal.append(full)
+    assert journal.records() == [full]

@@ -1,12 +1,13 @@
 """Agents by kind. Each kind turns its params options into an `AgentProgram` run in the sandbox.
 
 Configured agents live in params.yaml under `agents:` (name -> kind + options); the registry here is
-keyed by kind.
+keyed by kind. A kind in `IDENTITIES` says which of its options define the agent (and so key its
+journal records); every other kind is keyed by all of its options.
 """
 
 from __future__ import annotations
 
-from stages.agents import builtin, command
+from stages.agents import builtin, command, llm
 from stages.agents.program import AgentProgram, QueryContext
 
 AGENTS = {
@@ -16,6 +17,10 @@ AGENTS = {
     "fabricate": builtin.fabricate,
     "reference": builtin.reference,
     "command": command.program,
+    "llm": llm.program,
+}
+IDENTITIES = {
+    "llm": llm.identity,  # not its endpoint, key variable, timeouts, retries or prices
 }
 
-__all__ = ["AGENTS", "AgentProgram", "QueryContext"]
+__all__ = ["AGENTS", "IDENTITIES", "AgentProgram", "QueryContext"]

@@ -1,11 +1,17 @@
-"""What an agent kind produces: a program to run in the query's sandbox."""
+"""What an agent kind produces: a program to run in the query's sandbox, and any service around it."""
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from stages.hashing import content_hash, file_sha256
+from stages.params import PriceTable
+
+if TYPE_CHECKING:
+    from stages.runner import Attempt
 
 
 @dataclass(frozen=True)
@@ -15,6 +21,33 @@ class QueryContext:
     query_id: str
     task_id: str
     private_dir: Path
+    prices: PriceTable | None = None  # params.yaml `prices`, for agents whose model calls cost money
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What a running service gives the sandboxed run: host folders to bind and variables to set."""
+
+    binds: dict[Path, str] = field(default_factory=dict)  # host folder -> new top-level sandbox path
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ServiceReport:
+    """What a service adds to the query's journal record after an attempt."""
+
+    infra_error: str | None = None  # the service's own failure (e.g. the model API): not the agent's
+    fields: dict[str, Any] = field(default_factory=dict)  # more JournalRecord fields
+
+
+class AgentService(Protocol):
+    """A harness-side service around each sandboxed attempt of one query (an LLM agent's proxy)."""
+
+    def session(self) -> AbstractContextManager[Binding]:
+        """Start before the attempt's sandbox starts; stop when it has ended."""
+
+    def report(self, attempt: Attempt) -> ServiceReport:
+        """What the attempt that just ended did, as the service saw it."""
 
 
 @dataclass(frozen=True)
@@ -24,6 +57,8 @@ class AgentProgram:
     argv: list[str]
     agent_dir: Path | None = None
     env: dict[str, str] = field(default_factory=dict)
+    ro_binds: dict[Path, str] = field(default_factory=dict)  # more host folders, read-only
+    service: AgentService | None = None
 
 
 def directory_hash(folder: Path | None) -> str | None:

@@ -1,0 +1,71 @@
+"""`llm` agents: a model behind any OpenAI-compatible chat-completions endpoint, looping in the sandbox.
+
+The agent loop (`scripts/llm/`, bound alone at /agent and run as `python -m agent`) runs inside the query's sandbox, one
+sandbox per query: the model's code runs as its subprocesses in `/workspace`, and files in `work/`
+persist across its tool calls. The sandbox has no network; the loop reaches the model through the
+harness's proxy (proxy.py) on a Unix socket bound at `/llm`, which holds the API key, forces the
+model and generation settings, enforces the bounds and records every call. params.yaml:
+
+    agents:
+      react_gpt:
+        kind: llm
+        options: {strategy: react, model: gpt-4o-mini, base_url: "https://api.openai.com/v1",
+                  api_key_env: OPENAI_API_KEY, generation: {temperature: 0, max_tokens: 4096, seed: 0},
+                  max_turns: 20}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import yaml
+
+from stages.agents.llm.options import Options
+from stages.agents.llm.options import identity as option_identity
+from stages.agents.llm.proxy import Settings
+from stages.agents.llm.service import ProxyService
+from stages.agents.llm.upstream import Endpoint
+from stages.agents.program import AgentProgram, QueryContext, directory_hash
+
+SCRIPTS = Path(__file__).parents[1] / "scripts" / "llm"
+CONFIG_ENV = "SCIBENCH_LLM_CONFIG"
+LOOP_OPTIONS = ("strategy", "model", "max_turns", "max_rounds", "tool_output_chars", "wall_budget_s",
+                "code_timeout_s", "scaffold")  # what the loop in the sandbox is told
+
+
+class MissingApiKey(RuntimeError):
+    """The variable `api_key_env` names is not set in the harness's environment."""
+
+
+def identity(options: dict) -> dict:
+    """What keys an llm agent's journal records: its defining options and the loop's code."""
+    return {"options": option_identity(options), "scripts": directory_hash(SCRIPTS)}
+
+
+def program(options: dict, query: QueryContext) -> AgentProgram:
+    """The loop for one query, and its proxy (with the API key, read here from the environment)."""
+    parsed = Options.model_validate(options)
+    api_key = os.environ.get(parsed.api_key_env) if parsed.api_key_env else None
+    if parsed.api_key_env and not api_key:
+        raise MissingApiKey(f"llm agent: the environment variable {parsed.api_key_env} (api_key_env) is not set")
+    prices = parsed.prices or query.prices
+    endpoint = Endpoint(url=parsed.base_url.rstrip("/") + "/chat/completions", api_key=api_key,
+                        timeout_s=parsed.per_call_timeout_s, max_retries=parsed.max_retries,
+                        backoff_s=parsed.retry_backoff_s, backoff_max_s=parsed.retry_backoff_max_s)
+    settings = Settings(endpoint=endpoint, model=parsed.model, generation=parsed.generation.request_fields(),
+                        max_tokens=parsed.generation.max_tokens, max_calls=parsed.max_turns,
+                        token_budget=parsed.token_budget, prices=prices)
+    config = parsed.model_dump(include=set(LOOP_OPTIONS)) | {
+        "domain": task_domain(query.private_dir) if parsed.domain_knowledge else None}
+    return AgentProgram(argv=[sys.executable, "-m", "agent"], agent_dir=SCRIPTS,
+                        env={CONFIG_ENV: json.dumps(config), "PYTHONPATH": "/"},
+                        service=ProxyService(settings, prices.version if prices else None))
+
+
+def task_domain(private_dir: Path) -> str | None:
+    """The built task's domain (for the domain-knowledge prompt variant)."""
+    path = private_dir / "task.yaml"
+    return yaml.safe_load(path.read_text()).get("domain") if path.exists() else None

@@ -1,0 +1,70 @@
+"""Options of an `llm` agent, and which of them define the agent (its journal key) and which do not.
+
+What the agent is - its strategy, model, generation settings, prompt variants and bounds - keys its
+journal records: change one and every query runs again. How the harness reaches the model - the
+endpoint, the key's variable, the per-call timeout, the retry policy, prices - does not: a moved
+endpoint or a new price table never re-runs a finished query.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from stages.params import PriceTable
+
+Strategy = Literal["one_turn", "react", "selfdebug", "reflexion", "workflow"]
+TRANSPORT = ("base_url", "api_key_env", "per_call_timeout_s", "max_retries", "retry_backoff_s",
+             "retry_backoff_max_s", "prices")
+
+
+class Generation(BaseModel):
+    """Generation settings the proxy forces on every call (the agent cannot change them)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float | None = 0.0
+    top_p: float | None = None
+    max_tokens: int = Field(4096, ge=1)
+    seed: int | None = 0
+    # o-series models take `max_completion_tokens` instead of `max_tokens`
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    extra: dict[str, Any] = {}  # more request fields, e.g. {reasoning_effort: low} or vLLM's {top_k: 20}
+
+    def request_fields(self) -> dict[str, Any]:
+        """The fields set on every request; a None setting is left to the server."""
+        fields = {"temperature": self.temperature, "top_p": self.top_p, "seed": self.seed,
+                  self.max_tokens_field: self.max_tokens}
+        return {key: value for key, value in fields.items() if value is not None} | self.extra
+
+
+class Options(BaseModel):
+    """Options of an `llm` agent (params.yaml `agents.<name>.options`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    strategy: Strategy
+    model: str = Field(min_length=1)
+    base_url: str = Field(pattern=r"^https?://")
+    api_key_env: str | None = "OPENAI_API_KEY"  # None: the server needs no key (a local server)
+    generation: Generation = Generation()
+    domain_knowledge: bool = False  # MoSciBench's ablation: notes on the task's domain in the prompt
+    scaffold: bool = False  # MoSciBench's ablation: explicit decomposition and checkpoints
+    max_turns: int = Field(20, ge=1)  # model calls per query (the proxy refuses more)
+    max_rounds: int = Field(5, ge=1)  # selfdebug / reflexion attempts
+    token_budget: int | None = Field(500_000, ge=1)  # prompt + completion tokens per query
+    tool_output_chars: int = Field(16_384, ge=256)  # of a tool's output, sent back to the model
+    wall_budget_s: float = Field(540.0, gt=0)  # the loop stops itself; keep it below the sandbox's wall
+    code_timeout_s: float = Field(120.0, gt=0)  # one run of the model's code
+    per_call_timeout_s: float = Field(180.0, gt=0)  # one upstream request, whole response
+    max_retries: int = Field(4, ge=0)  # upstream retries on 429, 5xx, timeouts, lost connections
+    retry_backoff_s: float = Field(2.0, ge=0)  # first wait, doubled per retry
+    retry_backoff_max_s: float = Field(60.0, ge=0)
+    prices: PriceTable | None = None  # this agent's prices (default: params.yaml `prices`)
+
+
+def identity(options: dict) -> dict:
+    """The options that define the agent: everything but transport, with defaults filled in."""
+    parsed = Options.model_validate(options)
+    return parsed.model_dump(mode="json", exclude=set(TRANSPORT))

@@ -1,0 +1,98 @@
+"""The model, reached through the harness's proxy on a Unix socket, and the loop's reasons to stop.
+
+Every call carries the caller's role (`X-Scibench-Role`) so the harness can count usage per role.
+The proxy answers a call past a bound with HTTP 403 `scibench_budget_exhausted` (the bound in
+`code`) and a failed model API with 503 `scibench_model_unavailable`; both end the loop, as do a
+reply cut at `max_tokens` (`finish_length`), the loop's own turn and wall-clock bounds, and a
+request the model server refused (`request_rejected`, e.g. a context too long).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import httpx
+import openai
+
+BUDGET_ERROR = "scibench_budget_exhausted"
+UNAVAILABLE_ERROR = "scibench_model_unavailable"
+WALL_MARGIN_S = 2.0
+
+
+class Stop(Exception):
+    """The loop stops here; `reason` names why (a bound, or the model API failing)."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One assistant message."""
+
+    content: str
+    tool_calls: list[dict] = field(default_factory=list)  # {id, type, function: {name, arguments}}
+    finish_reason: str | None = None
+
+    def message(self) -> dict:
+        """The message to append to the conversation."""
+        message: dict = {"role": "assistant", "content": self.content or None}
+        if self.tool_calls:
+            message["tool_calls"] = self.tool_calls
+        return message
+
+
+class Chat:
+    """Chat completions through the proxy, within the loop's turn and wall-clock bounds."""
+
+    def __init__(self, socket_path: str, model: str, max_turns: int, deadline: float):
+        transport = httpx.HTTPTransport(uds=socket_path)
+        self.client = openai.OpenAI(base_url="http://llm/v1", api_key="sandbox", max_retries=0,
+                                    http_client=httpx.Client(transport=transport))
+        self.model, self.max_turns, self.deadline = model, max_turns, deadline
+        self.calls = 0
+
+    def remaining(self) -> float:
+        """Seconds left of the wall budget, less a margin for handing in."""
+        return self.deadline - time.monotonic() - WALL_MARGIN_S
+
+    def complete(self, messages: list[dict], role: str, tools: list[dict] | None = None) -> Reply:
+        """One call; raises `Stop` at a bound, a failed model API or a reply cut at max_tokens."""
+        if self.calls >= self.max_turns:
+            raise Stop("max_turns")
+        if self.remaining() <= 0:
+            raise Stop("wall_budget")
+        self.calls += 1
+        extra = {"tools": tools} if tools else {}
+        try:
+            response = self.client.chat.completions.create(
+                model=self.model, messages=messages, timeout=self.remaining(),
+                extra_headers={"X-Scibench-Role": role}, **extra)
+        except openai.APITimeoutError:
+            raise Stop("wall_budget", "no reply before the wall budget ran out") from None
+        except openai.APIStatusError as error:
+            raise _stop_for(error) from None
+        except openai.APIConnectionError as error:
+            raise Stop("model_unavailable", str(error)) from None
+        choice = response.choices[0]
+        calls = [{"id": call.id, "type": "function",
+                  "function": {"name": call.function.name, "arguments": call.function.arguments}}
+                 for call in (choice.message.tool_calls or []) if getattr(call, "function", None)]
+        reply = Reply(choice.message.content or "", calls, choice.finish_reason)
+        print(f"[{role}] call {self.calls}: finish {reply.finish_reason}, {len(calls)} tool calls, "
+              f"{self.remaining():.0f} s left", flush=True)
+        if reply.finish_reason == "length":
+            raise Stop("finish_length")
+        return reply
+
+
+def _stop_for(error: openai.APIStatusError) -> Stop:
+    body = error.body if isinstance(error.body, dict) else {}
+    detail = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
+    if detail.get("type") == BUDGET_ERROR:
+        return Stop(str(detail.get("code") or "token_budget"))
+    if detail.get("type") == UNAVAILABLE_ERROR:
+        return Stop("model_unavailable", str(detail.get("message")))
+    return Stop("request_rejected", f"HTTP {error.status_code}: {str(detail.get('message'))[:300]}")

@@ -1,0 +1,111 @@
+"""A hand-made one-query benchmark for LLM agents, and one query of it run as the harness runs it.
+
+The task: report the mean of `x` in `data/x.csv` (values 1..4, so the gold is 2.5) as
+`{"answer": <number>}`. `run_llm_query` builds it, configures an `llm` agent against a scripted
+server and runs `stages.evaluate.evaluate_query` in the real sandbox; `score` grades the record.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import yaml
+from scibench_testing.project import ROOT
+
+from stages.catalog import TaskSpec
+from stages.evaluate import evaluate_query, setup_agent
+from stages.journal import JournalRecord
+from stages.params import AgentParams, PriceTable
+from stages.sandbox import Limits
+from stages.scoring.outcomes import Execution
+from stages.scoring.query import QueryScore, score_query
+
+API_KEY = "sk-scibench-test-0123456789abcdef"
+KEY_ENV = "SCIBENCH_TEST_LLM_KEY"
+MODEL = "scripted-model"
+GOLD = 2.5
+TASK = """id: mean-x
+domain: camels
+category: statistical_inference
+difficulty: easy
+modalities: [text]
+source: {citation: none}
+prompt: Report the mean of x in data/x.csv.
+data: {repository: mini, tables: {}}
+scopes: []
+answer:
+  hypothesis: {format: number, description: the mean of x}
+"""
+PROMPT = """# mean-x
+
+Report the mean of x in data/x.csv.
+
+## Answer format
+
+Write work/answer.json as {"answer": <number>}.
+"""
+# What a scripted model's code does: compute the mean and hand it in.
+MEAN_CODE = """import json
+xs = [float(v) for v in open("data/x.csv").read().split()[1:]]
+json.dump({"answer": sum(xs) / len(xs)}, open("work/answer.json", "w"))
+print("mean", sum(xs) / len(xs))
+"""
+FAILING_CODE = "import json\nraise SystemExit(open('data/missing.csv').read())\n"
+
+
+def tiny_benchmark(root: Path, queries: int = 1, prompt: str = PROMPT) -> tuple[Path, list[dict]]:
+    """The benchmark folder and its query rows (one task, `queries` test queries)."""
+    benchmark = root / "benchmark"
+    private = benchmark / "tasks" / "mean-x" / "private"
+    private.mkdir(parents=True)
+    (private / "task.yaml").write_text(TASK)
+    rows = []
+    for number in range(queries):
+        query_id = f"q{number:03d}"
+        public = benchmark / "tasks" / "mean-x" / "public" / query_id
+        public.mkdir(parents=True)
+        (public / "x.csv").write_text("x\n1\n2\n3\n4\n")
+        rows.append({"query_id": query_id, "task_id": "mean-x", "task_hash": "h-mean-x", "scope": f"s{number}",
+                     "split": "test", "prompt": prompt.replace("# mean-x", f"# mean-x\n\nQUERY {number}")})
+    pd.DataFrame(rows).to_parquet(benchmark / "queries.parquet")
+    (benchmark / "benchmark.json").write_text(json.dumps({"benchmark_id": "tiny-llm"}))
+    return benchmark, rows
+
+
+def llm_options(base_url: str, **changes) -> dict:
+    """Options of an `llm` agent against `base_url`, with fast retries and small bounds for tests."""
+    options = {"strategy": "react", "model": MODEL, "base_url": base_url, "api_key_env": KEY_ENV,
+               "generation": {"temperature": 0, "max_tokens": 512, "seed": 0}, "max_turns": 8,
+               "max_rounds": 3, "token_budget": 100_000, "wall_budget_s": 50, "code_timeout_s": 20,
+               "per_call_timeout_s": 10, "max_retries": 2, "retry_backoff_s": 0.05, "retry_backoff_max_s": 0.2}
+    return options | changes
+
+
+@dataclass(frozen=True)
+class Ran:
+    """The record of one query and its score."""
+
+    record: JournalRecord
+    score: QueryScore
+
+
+def run_llm_query(tmp_path: Path, options: dict, infra_retries: int = 0,
+                  prices: PriceTable | None = None, wall_seconds: float = 60) -> Ran:
+    """Run the tiny query once for an `llm` agent with `options`, as `flows.evaluate` would."""
+    benchmark, rows = tiny_benchmark(tmp_path)
+    agent = setup_agent("llm-test", AgentParams(kind="llm", options=options), prices=prices)
+    record = evaluate_query(rows[0], agent, benchmark, "tiny-llm", Limits(wall_seconds=wall_seconds),
+                            [ROOT], infra_retries, artifacts=tmp_path / "artifacts")
+    return Ran(record, score(record))
+
+
+def score(record: JournalRecord) -> QueryScore:
+    """The record graded against the gold, as the score stage does."""
+    spec = TaskSpec.model_validate(yaml.safe_load(TASK))
+    execution = Execution(record.exit_code, record.timed_out, record.infra_error, record.answer_text,
+                          record.answer_problem)
+    return score_query(spec.answer, execution, {"answer": GOLD})
+
