@@ -160,3 +160,28 @@ def test_task_scores_feed_the_comparisons():
     assert task_scores(ours) == {"a-task": 50.0, "b-task": 0.0}
     assert win_rate(task_scores(ours), task_scores(theirs)) == 0.5
     assert delta_perf(task_scores(ours), task_scores(theirs)) == 25.0
+
+
+# Each outcome beside one answered query that passes (reward 0.8, exit 0): its effect on every
+# denominator. Columns: success_rate, pass_rate, score, reward_mean, exec_rate, realistic_rate.
+EFFECTS = {
+    Outcome.ANSWERED: (1.0, 0.5, 50.0, 0.4, 1.0, 1.0),  # the second answered query passes nothing
+    Outcome.UNREALISTIC: (0.5, 1.0, 50.0, 0.4, 1.0, 0.5),
+    Outcome.UNPARSEABLE: (0.5, 1.0, 50.0, 0.4, 1.0, 0.5),
+    Outcome.NO_OUTPUT: (0.5, 1.0, 50.0, 0.4, 1.0, 0.5),
+    Outcome.EXEC_ERROR: (0.5, 1.0, 50.0, 0.4, 0.5, 0.5),
+    Outcome.TIMEOUT: (0.5, 1.0, 50.0, 0.4, 0.5, 0.5),
+    Outcome.INFRA_ERROR: (1.0, 1.0, 100.0, 0.8, 1.0, 1.0),  # left out of every rate
+}
+
+
+@pytest.mark.parametrize("outcome", list(Outcome))
+def test_each_outcome_has_a_pinned_effect_on_every_denominator(outcome):
+    exec_ok = outcome not in (Outcome.EXEC_ERROR, Outcome.TIMEOUT)
+    other = q(outcome, pass_rate=0.0, reward=0.0, exec_ok=exec_ok)
+    summary = summarize({"t": [q(Outcome.ANSWERED, 1.0, 0.8), other]})
+    task = summary["tasks"]["t"]
+    assert (task["success_rate"], task["pass_rate"], task["score"], task["reward_mean"], summary["exec_rate"],
+            summary["realistic_rate"]) == EFFECTS[outcome]
+    assert summary["outcomes"][outcome.value] == 1 + (outcome is Outcome.ANSWERED)
+    assert summary["n_queries"] == task["n_queries"] == 2
