@@ -88,7 +88,7 @@ def evaluate(agent_name: str, split: str, unsafe_no_sandbox: bool = False) -> di
     """Run every pending query of `split` for one configured agent."""
     params = load_params()
     settings = params.evaluate
-    agent = setup_agent(agent_name, params.agents[agent_name])
+    agent = setup_agent(agent_name, params.agents[agent_name], prices=params.prices)
     root = Path.cwd().resolve()
     journal = Journal(journal_path(root / RUNS, agent_name))
     done = {k for k, r in journal.latest().items() if r.infra_error is None}
