@@ -2,9 +2,9 @@
 
 Each table becomes a table artifact keyed `scibench-<table key>` (lowercase letters, digits and
 dashes, as Prefect requires), and the terminal summary a markdown artifact `scibench-summary`.
-Called inside a flow run, the artifacts belong to that run; outside one, they stand alone under
-their keys (a new version each time). Prefect is imported only when publishing, so the rest of
-`stages` stays importable and testable without it.
+Called inside a flow run, the artifacts belong to that run; outside one, to a flow run of their
+own ("report artifacts"). Each publication adds a new version under the same keys. Prefect is
+imported only when publishing, so the rest of `stages` stays importable and testable without it.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ def artifact_rows(table: Table) -> list[dict[str, str]]:
     return [dict(zip(table.columns, row, strict=True)) for row in table.rows]
 
 
-def publish_tables(tables: list[Table], summary: str, report: Path | None = None) -> list[str]:
-    """Create one table artifact per table and a markdown artifact with the summary.
+def create_artifacts(tables: list[Table], summary: str, report: Path | None = None) -> list[str]:
+    """Create one table artifact per table and a markdown artifact with the summary, here and now.
 
     Args:
         tables: The report's tables (`stages.report.build.report_tables`).
@@ -57,6 +57,20 @@ def publish_tables(tables: list[Table], summary: str, report: Path | None = None
     key = artifact_key("summary")
     create_markdown_artifact(markdown=markdown, key=key, description="scibench: scores, outcomes, validity gates")
     return [*keys, key]
+
+
+def publish_tables(tables: list[Table], summary: str, report: Path | None = None) -> list[str]:
+    """`create_artifacts` in the current flow run, or in a flow run of its own when there is none.
+
+    Prefect deprecates artifacts created outside a flow run; a DVC stage is not one, so it gets a
+    run named "report artifacts".
+    """
+    from prefect import flow
+    from prefect.context import FlowRunContext
+
+    if FlowRunContext.get() is not None:
+        return create_artifacts(tables, summary, report)
+    return flow(name="report", flow_run_name="report artifacts")(create_artifacts)(tables, summary, report)
 
 
 def publish_report(agents: list[str], roles: ValidityParams, metrics_dir: Path = METRICS,

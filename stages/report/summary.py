@@ -35,6 +35,10 @@ def agent_gates(validity: ValidityReport, roles: ValidityParams) -> dict[str, st
     return found
 
 
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
 def _ascii(text: str) -> str:
     return text.replace(MISSING, "-")
 
@@ -72,8 +76,8 @@ def summary_text(metrics: dict[str, AgentMetrics], validity: ValidityReport, gat
         return f"{_fit(name, name_width):<{name_width}}  {score:<{score_width}} {cells}  {gate}".rstrip()
 
     first = metrics[agents[0]]
-    lines = [f"scibench on the {first.split} split: {len(agents)} agents, {first.n_tasks} tasks, "
-             f"{first.n_queries} queries per agent"[:width],
+    lines = [f"scibench on the {first.split} split: {_count(len(agents), 'agent')}, {_count(first.n_tasks, 'task')}, "
+             f"{_count(first.n_queries, 'query', 'queries')} per agent"[:width],
              line("agent", score_head, [ABBREVIATIONS[o] for o in shown], "gate")]
     lines += [line(a, s, [counts[o][i] for o in shown], gates.get(a, "-"))
               for i, (a, s) in enumerate(zip(agents, scores, strict=True))]

@@ -10,7 +10,7 @@ from scibench_testing.report import AGENTS, METRICS, ROLES, run_main, write_proj
 
 from stages.report.formatting import fmt_estimate, fmt_percent
 from stages.report.inputs import AgentMetrics, Interval, MissingInputError, load_inputs
-from stages.report.prefect import artifact_key, publish_tables
+from stages.report.prefect import artifact_key, create_artifacts
 from stages.report.summary import agent_gates, summary_text
 from stages.report.tables import (
     cut_axes,
@@ -241,14 +241,14 @@ def test_two_builds_are_byte_identical_and_the_second_publishes_to_prefect(built
         assert (first / name).read_bytes() == (second / name).read_bytes(), name
 
 
-def test_publish_tables_creates_a_table_artifact_per_table_and_the_summary(inputs, monkeypatch):
+def test_create_artifacts_makes_a_table_artifact_per_table_and_the_summary(inputs, monkeypatch):
     import prefect.artifacts
 
     created = []
     monkeypatch.setattr(prefect.artifacts, "create_table_artifact", lambda **kw: created.append(("table", kw)))
     monkeypatch.setattr(prefect.artifacts, "create_markdown_artifact", lambda **kw: created.append(("md", kw)))
     tables = report_tables(inputs)
-    keys = publish_tables(tables, SUMMARY, Path("processed/reports/index.html"))
+    keys = create_artifacts(tables, SUMMARY, Path("processed/reports/index.html"))
     assert keys == [kw["key"] for _, kw in created] and keys[-1] == "scibench-summary"
     kind, scores = created[0]
     assert kind == "table" and scores["key"] == "scibench-scores"
