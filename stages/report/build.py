@@ -59,11 +59,8 @@ def build_sections(inputs: ReportInputs, plots_dir: Path) -> list[Section]:
     return sections
 
 
-def build_report(inputs: ReportInputs, reports_dir: Path) -> Path:
-    """Write `index.html` and `plots/` into `reports_dir` (old plots removed); returns the page's path."""
-    plots_dir = reports_dir / "plots"
-    shutil.rmtree(plots_dir, ignore_errors=True)
-    sections = build_sections(inputs, plots_dir)
+def page_notes(inputs: ReportInputs) -> tuple[list[str], list[str], list[str]]:
+    """The page's header lines, warnings and footer lines (versions, where the numbers are)."""
     versions = _versions(inputs)
     split = inputs.metrics[inputs.agents[0]].split if inputs.agents else inputs.comparison.split
     validity = "all validity gates pass" if inputs.validity.passed \
@@ -71,11 +68,21 @@ def build_report(inputs: ReportInputs, reports_dir: Path) -> Path:
     meta = [f"{len(inputs.agents)} agents on the {split} split; baseline {inputs.comparison.baseline or 'none'}; "
             f"{validity}.",
             *(f"Scored on {version}." for version in versions)]
-    warnings = [f"The agents were scored on {len(versions)} different benchmark versions: compare them "
-                "with care."] if len(versions) > 1 else []
+    benchmarks = sorted({str(m.version.get("benchmark_id")) for m in inputs.metrics.values()})
+    warnings = [f"The agents were scored on {len(benchmarks)} different benchmarks ({', '.join(benchmarks)}): "
+                "their scores do not compare."] if len(benchmarks) > 1 else []
     footer = [f"{version}: {', '.join(agents)}" for version, agents in versions.items()]
     footer.append("Numbers: processed/metrics/<agent>.json (dvc metrics show), per task "
                   "<agent>.tasks.json, comparisons compare.json, validity processed/reports/validity.json.")
+    return meta, warnings, footer
+
+
+def build_report(inputs: ReportInputs, reports_dir: Path) -> Path:
+    """Write `index.html` and `plots/` into `reports_dir` (old plots removed); returns the page's path."""
+    plots_dir = reports_dir / "plots"
+    shutil.rmtree(plots_dir, ignore_errors=True)
+    sections = build_sections(inputs, plots_dir)
+    meta, warnings, footer = page_notes(inputs)
     page = render_page("scibench report", meta, warnings, sections, footer)
     path = reports_dir / "index.html"
     path.write_text(page, encoding="utf-8")

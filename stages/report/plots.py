@@ -93,7 +93,7 @@ def plot_frontier(comparison: Comparison, plots_dir: Path) -> Plot:
         ax.xaxis.set_major_locator(FixedLocator([m * d for m, d in RATIO_TICKS if decades <= 2.5 or m == 1]))
         ax.xaxis.set_minor_formatter(NullFormatter())
         ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}×"))
-        ax.set_xlabel("ρ_time: wall time per query ÷ the baseline's (×, log scale)")
+        ax.set_xlabel("ρ_time: mean per-query wall-time ratio to the baseline (×, log scale)")
         ax.set_ylabel("Δperf: mean task score − the baseline's (points)")
         ax.set_title(title)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)

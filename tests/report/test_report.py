@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
 import pytest
 from scibench_testing.report import AGENTS, METRICS, ROLES, run_main, write_project
 
+from stages.report.build import page_notes
 from stages.report.formatting import fmt_estimate, fmt_percent
 from stages.report.inputs import AgentMetrics, Interval, MissingInputError, load_inputs
 from stages.report.prefect import artifact_key, create_artifacts
@@ -139,6 +141,23 @@ def test_every_table_key_is_a_prefect_artifact_key(inputs):
                     "scibench-usage"]
     with pytest.raises(ValueError, match="not a Prefect artifact key"):
         artifact_key("Per_Task")
+
+
+def test_the_header_names_split_baseline_validity_and_version(inputs):
+    meta, warnings, footer = page_notes(inputs)
+    assert meta == ["4 agents on the test split; baseline base; 2 validity gate(s) FAILED.",
+                    "Scored on benchmark b0, git v1.0, build lock l0."]
+    assert warnings == []
+    assert footer[0] == "benchmark b0, git v1.0, build lock l0: alpha, base, beta, zero"
+
+
+def test_agents_scored_on_different_benchmarks_are_warned_about(inputs):
+    other = inputs.metrics["zero"].model_copy(update={"version": {"benchmark_id": "b1", "git": "v2.0"}})
+    mixed = dataclasses.replace(inputs, metrics=inputs.metrics | {"zero": other})
+    meta, warnings, _ = page_notes(mixed)
+    assert meta[1:] == ["Scored on benchmark b0, git v1.0, build lock l0.",
+                        "Scored on benchmark b1, git v2.0, build lock ?."]
+    assert warnings == ["The agents were scored on 2 different benchmarks (b0, b1): their scores do not compare."]
 
 
 # --- missing inputs -------------------------------------------------------------------------------
