@@ -16,6 +16,8 @@ from scibench_testing.llm_tasks import API_KEY, KEY_ENV, MEAN_CODE, MODEL, llm_o
 from scibench_testing.scripted_llm import ScriptedLLM, Turn, usage
 
 from stages.agents.llm import program
+from stages.agents.llm.proxy import MAX_REFUSALS_RECORDED, Proxy, Settings
+from stages.agents.llm.upstream import Endpoint, send
 from stages.agents.llm.usage import call_cost, read_usage
 from stages.agents.program import QueryContext
 from stages.journal import Tokens
@@ -153,3 +155,33 @@ def test_no_usage_object_is_flagged_and_an_unknown_price_costs_none():
     assert call_cost(Tokens(prompt_tokens=1, completion_tokens=1), None, flags) is None and flags == ["unknown_price"]
     assert call_cost(Tokens(prompt_tokens=10, completion_tokens=0), ModelPrice(input_per_mtok=2, output_per_mtok=4),
                      []) == 2e-05  # cached tokens without a cached price cost as input
+
+
+def test_a_spent_budget_refuses_every_further_call_and_records_only_the_first_refusals():
+    def model(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json={"model": MODEL, "usage": usage(),
+                                         "choices": [{"message": {"content": "x"}, "finish_reason": "stop"}]})
+
+    endpoint = Endpoint(url="http://model/v1/chat/completions", api_key=API_KEY, timeout_s=5, max_retries=0,
+                        backoff_s=0, backoff_max_s=0)
+    proxy = Proxy(Settings(endpoint, MODEL, {}, 512, max_calls=1, token_budget=None, prices=None),
+                  transport=httpx.MockTransport(model))
+    statuses = [proxy.complete({"messages": [{"role": "user", "content": "x"}]}, "agent")[0] for _ in range(20)]
+    assert statuses == [200] + [403] * 19
+    assert [call.refused for call in proxy.calls] == [None] + ["max_turns"] * MAX_REFUSALS_RECORDED
+    body = json.loads(proxy.complete({"messages": [{"role": "user", "content": "x"}]}, "agent")[1])
+    assert body["error"] == {"type": "scibench_budget_exhausted", "code": "max_turns",
+                             "message": "the query's max_turns bound is reached"}
+
+
+def test_backoff_doubles_honours_retry_after_and_stays_under_its_cap():
+    replies = iter([httpx.Response(429, headers={"Retry-After": "30"}), httpx.Response(503),
+                    httpx.Response(502), httpx.Response(200, json={"choices": [{"message": {}}]})])
+    endpoint = Endpoint(url="http://model/v1/chat/completions", api_key=None, timeout_s=5, max_retries=3,
+                        backoff_s=0.1, backoff_max_s=2.0)
+    slept: list[float] = []
+    with httpx.Client(transport=httpx.MockTransport(lambda request: next(replies))) as client:
+        reply = send(client, endpoint, {"messages": []}, sleep=slept.append)
+    assert (reply.status, reply.attempts, reply.infra_error) == (200, 4, None)
+    assert slept == [2.0, 0.2, 0.4]
+    assert reply.waited_seconds >= sum(slept)

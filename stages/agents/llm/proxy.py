@@ -7,7 +7,8 @@ API key is added here (it never enters the sandbox; it is also cut out of anythi
 
 Bounds: at most `max_calls` calls reach the model and none once the query's tokens reached
 `token_budget` (a call in flight may end past it). A call past a bound is answered HTTP 403
-`scibench_budget_exhausted` with the bound's name as `code`. Once the model API has failed (see
+`scibench_budget_exhausted` with the bound's name as `code` (the first few such refusals are
+recorded as calls). Once the model API has failed (see
 upstream.py), every further call is answered HTTP 503 `scibench_model_unavailable`: the harness
 then marks the query an infrastructure error, and retries it.
 """
@@ -30,6 +31,7 @@ FORWARDED = ("messages", "tools", "tool_choice", "parallel_tool_calls", "respons
 BUDGET_ERROR = "scibench_budget_exhausted"
 UNAVAILABLE_ERROR = "scibench_model_unavailable"
 ROLE = re.compile(r"[a-z][a-z0-9_]{0,39}")
+MAX_REFUSALS_RECORDED = 5  # a loop hammering a spent budget must not grow the journal record
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class Proxy:
         self._lock = threading.Lock()
         self._started = 0
         self._tokens = 0
+        self._refusals = 0
 
     def close(self) -> None:
         """Close the upstream connections."""
@@ -81,7 +84,8 @@ class Proxy:
             refusal = self._refusal()
             if refusal is None:
                 self._started += 1
-            elif refusal != "unavailable":
+            elif refusal != "unavailable" and self._refusals < MAX_REFUSALS_RECORDED:
+                self._refusals += 1
                 self.calls.append(ModelCall(role=role, status=403, latency_seconds=0.0, refused=refusal))
         if refusal == "unavailable":
             return self._answer(503, error_body(UNAVAILABLE_ERROR, "the model API is unavailable"))

@@ -38,7 +38,8 @@ class Reply:
 
     def message(self) -> dict:
         """The message to append to the conversation."""
-        message: dict = {"role": "assistant", "content": self.content or None}
+        # Content may be null only beside tool calls (servers reject an assistant message without both).
+        message: dict = {"role": "assistant", "content": self.content or (None if self.tool_calls else "")}
         if self.tool_calls:
             message["tool_calls"] = self.tool_calls
         return message

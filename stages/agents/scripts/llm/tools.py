@@ -97,10 +97,10 @@ def _tool(session: Session, call: dict, finish: str) -> tuple[str, Ended | None]
     """The result of one tool call, and how the loop ends when it was an accepted finish."""
     tool, text = call["function"]["name"], call["function"]["arguments"] or "{}"
     try:
-        arguments = json.loads(text)
+        arguments = text if isinstance(text, dict) else json.loads(text)
         if not isinstance(arguments, dict):
             raise ValueError("not a JSON object")
-    except ValueError as error:
+    except (ValueError, TypeError) as error:
         return f"error: the arguments of `{tool}` are not a JSON object ({error}); send valid JSON", None
     if tool == "python":
         code = arguments.get("code")
