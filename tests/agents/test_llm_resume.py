@@ -3,7 +3,7 @@
 `python -m flows.evaluate <agent>` runs a hand-made six-query benchmark against the scripted
 server; it is SIGKILLed once its first record is journaled (with queries, their sandboxes and their
 proxies in flight), then rerun to completion. It starts a Prefect server and two evaluation
-processes (about 1-2 minutes on two shared cores), so it is opt-in: `pytest -m slow`.
+processes: 40-90 s on two shared cores.
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from scibench_testing.processes import descendants, survivors
 from scibench_testing.project import ROOT, offline_env
 from scibench_testing.scripted_llm import Request, ScriptedLLM, Turn
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")]
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
 AGENT = "react_scripted"
 QUERIES = 6
 
