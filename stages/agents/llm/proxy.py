@@ -31,6 +31,7 @@ FORWARDED = ("messages", "tools", "tool_choice", "parallel_tool_calls", "respons
 BUDGET_ERROR = "scibench_budget_exhausted"
 UNAVAILABLE_ERROR = "scibench_model_unavailable"
 ROLE = re.compile(r"[a-z][a-z0-9_]{0,39}")
+FIELD = re.compile(r"[a-z_]{1,40}")  # a request field named in a flag; any other name shows as `?`
 MAX_REFUSALS_RECORDED = 5  # a loop hammering a spent budget must not grow the journal record
 
 
@@ -94,9 +95,9 @@ class Proxy:
         forced, flags = self._forced(request)
         started = time.monotonic()
         reply = upstream.send(self._client, self.settings.endpoint, forced)
-        call = self._record(role, reply, time.monotonic() - started, flags, len(json.dumps(forced)))
-        if reply.infra_error is not None:
-            return self._answer(503, error_body(UNAVAILABLE_ERROR, "the model API failed: " + call.error))
+        self._record(role, reply, time.monotonic() - started, flags, len(json.dumps(forced)))
+        if reply.infra_error is not None:  # the details stay in the harness's record
+            return self._answer(503, error_body(UNAVAILABLE_ERROR, "the model API failed; the query is retried"))
         return self._answer(reply.status or 502, reply.body or {})
 
     def _refusal(self) -> str | None:
@@ -109,14 +110,15 @@ class Proxy:
         return None
 
     def _forced(self, request: dict) -> tuple[dict, list[str]]:
-        flags = [f"ignored:{key}" for key in sorted(request) if key not in (*FORWARDED, "model")][:8]
+        flags = [f"ignored:{key if FIELD.fullmatch(key) else '?'}"
+                 for key in sorted(request) if key not in (*FORWARDED, "model")][:8]
         if request.get("model", self.settings.model) != self.settings.model:
             flags.append("requested_model_ignored")
         forwarded = {key: request[key] for key in FORWARDED if key in request}
         return {**forwarded, "model": self.settings.model, **self.settings.generation}, flags
 
     def _record(self, role: str, reply: upstream.Reply, seconds: float, flags: list[str],
-                request_chars: int) -> ModelCall:
+                request_chars: int) -> None:
         body = reply.body or {}
         tokens, usage_flags = (usage.read_usage(body, self.settings.max_tokens) if reply.status == 200
                                else (None, []))
@@ -132,8 +134,8 @@ class Proxy:
         if tokens is not None and (tokens.prompt_tokens is None or tokens.completion_tokens is None):
             counted = max(counted, (request_chars + len(json.dumps(body))) // 4)  # budget only
             flags.append("budget_estimated")
-        error = self._scrubbed(reply.infra_error) if reply.infra_error else (
-            None if reply.status == 200 else upstream.error_message(reply.body))
+        error = reply.infra_error or (None if reply.status == 200 else upstream.error_message(reply.body))
+        error = self._scrubbed(error) if error else None
         call = ModelCall(role=role, status=reply.status or 503, latency_seconds=round(seconds, 3),
                          upstream_attempts=reply.attempts, finish_reason=str(finish)[:40] if finish else None,
                          model=model[:200] if model else None, cost_usd=cost, error=error, flags=flags,
@@ -144,7 +146,6 @@ class Proxy:
             self.waited_seconds += reply.waited_seconds
             if reply.infra_error is not None and self.infra_error is None:
                 self.infra_error = error
-        return call
 
     def _scrubbed(self, text: str) -> str:
         key = self.settings.endpoint.api_key
