@@ -32,8 +32,10 @@ ATTRIBUTION = {
     Outcome.TIMEOUT.value: "modeling",
 }
 DIGITS = 6
+TOKEN_KINDS = ("prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens")
 COLUMNS = ["task_id", "query_id", "outcome", "q", "reward", "exec_ok", "wall_seconds",
-           "agent_seconds", "tokens", "cost_usd", "attempts", "agent_limit"]
+           "agent_seconds", "tokens", *TOKEN_KINDS, "calls", "cost_usd", "attempts", "agent_limit",
+           "usage_flags", "model_reported"]
 
 
 def query_frame(scored: Mapping[str, list[tuple[str, QueryScore]]],
@@ -43,14 +45,20 @@ def query_frame(scored: Mapping[str, list[tuple[str, QueryScore]]],
     for task_id in sorted(scored):
         for query_id, score in scored[task_id]:
             record = records[query_id]
-            agent_seconds = getattr(record, "agent_seconds", None)
+            total = record.usage.total if record.usage is not None else None
             rows.append({
                 "task_id": task_id, "query_id": query_id, "outcome": score.outcome.value,
                 "q": float(score.pass_rate), "reward": float(score.reward), "exec_ok": score.exec_ok,
                 "wall_seconds": float(record.wall_seconds),
-                "agent_seconds": float(record.wall_seconds if agent_seconds is None else agent_seconds),
-                "tokens": int(record.tokens), "cost_usd": float(record.cost_usd),
-                "attempts": int(record.attempts), "agent_limit": getattr(record, "agent_limit", None),
+                "agent_seconds": float(record.wall_seconds if record.agent_seconds is None
+                                       else record.agent_seconds),
+                "tokens": int(record.tokens),
+                **{kind: getattr(total, kind) if total is not None else None for kind in TOKEN_KINDS},
+                "calls": total.calls if total is not None else 0,
+                "cost_usd": record.cost_usd, "attempts": int(record.attempts),
+                "agent_limit": record.agent_limit,
+                "usage_flags": len(record.usage.flags) if record.usage is not None else 0,
+                "model_reported": record.model_reported,
             })
     return pd.DataFrame(rows, columns=COLUMNS)
 
@@ -90,14 +98,30 @@ def cuts(task_scores: Mapping[str, float | None], specs: Mapping[str, TaskSpec],
     return result
 
 
+def _token_total(column: pd.Series) -> int | None:
+    """A token sum; None when no query reported that kind (a server that does not count it)."""
+    present = column.dropna()
+    return int(present.sum()) if len(present) else None
+
+
 def usage(frame: pd.DataFrame) -> dict:
-    """Totals over every query of the split (infra errors included: their cost was paid)."""
+    """Totals over every query of the split (infra errors included: their cost was paid).
+
+    `cost_usd` is None when any query's cost is unknown (no price for the model, or no usage
+    reported): a partial sum would read as a price. `queries_with_usage_flags` counts queries whose
+    server reported missing or implausible usage.
+    """
+    cost = frame["cost_usd"]
     return {
         "tokens": int(frame["tokens"].sum()),
-        "cost_usd": round(float(frame["cost_usd"].sum()), DIGITS),
+        **{kind: _token_total(frame[kind]) for kind in TOKEN_KINDS},
+        "calls": int(frame["calls"].sum()),
+        "cost_usd": None if cost.isna().any() else round(float(cost.sum()), DIGITS),
         "wall_seconds": round(float(frame["wall_seconds"].sum()), 3),
         "agent_seconds": round(float(frame["agent_seconds"].sum()), 3),
         "limits": {str(k): int(v) for k, v in frame["agent_limit"].dropna().value_counts().sort_index().items()},
+        "queries_with_usage_flags": int((frame["usage_flags"] > 0).sum()),
+        "models_reported": sorted({str(m) for m in frame["model_reported"].dropna()}),
     }
 
 

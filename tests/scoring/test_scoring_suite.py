@@ -2,7 +2,7 @@ import pandas as pd
 from scibench_testing.graded import graded_task, metric
 
 from stages.catalog import Tags
-from stages.journal import JournalRecord
+from stages.journal import JournalRecord, Usage, UsageTotals
 from stages.scoring.outcomes import Outcome
 from stages.scoring.query import QueryScore
 from stages.scoring.suite import COLUMNS, cuts, error_attribution, exact_match, infra, query_frame, suite, usage
@@ -64,8 +64,27 @@ def test_usage_totals_include_infra_errors_and_count_limits():
     table = frame([("t", "1", "answered", 1.0), ("t", "2", "infra_error", 0.0)])
     table["tokens"] = [10, 5]
     table["agent_limit"] = ["max_turns", None]
-    assert usage(table) == {"tokens": 15, "cost_usd": 0.0, "wall_seconds": 2.0, "agent_seconds": 2.0,
-                            "limits": {"max_turns": 1}}
+    assert usage(table) == {"tokens": 15, "prompt_tokens": None, "completion_tokens": None, "cached_tokens": None,
+                            "reasoning_tokens": None, "calls": 0, "cost_usd": 0.0, "wall_seconds": 2.0,
+                            "agent_seconds": 2.0, "limits": {"max_turns": 1}, "queries_with_usage_flags": 0,
+                            "models_reported": []}
+
+
+def test_usage_of_proxied_calls_sums_what_servers_reported_and_an_unknown_cost_is_none():
+    calls = Usage(total=UsageTotals(prompt_tokens=90, completion_tokens=10, cached_tokens=40, calls=2,
+                                    cost_usd=None), flags=["usage missing"])
+    unpriced = record("q1", 3.0, tokens=100).model_copy(update={
+        "usage": calls, "cost_usd": None, "agent_seconds": 2.0, "model_reported": "m-2026"})
+    priced = record("q2", 1.0, tokens=50).model_copy(update={
+        "usage": Usage(total=UsageTotals(prompt_tokens=45, completion_tokens=5, calls=1, cost_usd=0.25))})
+    scored = {"t": [("q1", score(Outcome.ANSWERED, 1.0)), ("q2", score(Outcome.ANSWERED, 1.0))]}
+    table = query_frame(scored, {"q1": unpriced, "q2": priced})
+    totals = usage(table)
+    assert (totals["prompt_tokens"], totals["completion_tokens"], totals["cached_tokens"], totals["reasoning_tokens"],
+            totals["calls"], totals["tokens"]) == (135, 15, 40, None, 3, 150)
+    assert (totals["cost_usd"], totals["agent_seconds"], totals["wall_seconds"]) == (None, 3.0, 4.0)
+    assert (totals["queries_with_usage_flags"], totals["models_reported"]) == (1, ["m-2026"])
+    assert usage(table[table["query_id"] == "q2"])["cost_usd"] == 5e-05  # the record's cost, as journaled
 
 
 def test_cuts_average_task_scores_per_axis_value_with_intervals():
