@@ -1,7 +1,9 @@
 """DVC entry point `score@<agent>`: journal -> per-query scores -> processed/metrics/<agent>.json.
 
-`<agent>.json` holds the system-level numbers `dvc metrics show/diff` compare (score 0-100, outcome
-counts, coverage-quality rates, reward, benchmark version); `<agent>.tasks.json` the per-task scores.
+`<agent>.json` holds the system-level numbers `dvc metrics show/diff` compare (score 0-100 with its
+interval, outcome counts, coverage-quality rates, reward, cuts, usage) and the version block (benchmark
+id, git describe, build dvc.lock hash, package versions, the model configured and the model ids the
+endpoint reported); `<agent>.tasks.json` the per-task scores.
 
 Scoring is separate from evaluation, so changing a metric never re-runs an agent. Every query of the
 split must have a journal record for the agent's current configuration; a gap is an error, not a 0.
@@ -156,7 +158,8 @@ def main() -> None:
     for task_id, counts in honesty.items():
         summary["tasks"][task_id]["honesty"] = honesty_summary({task_id: counts})
     version = benchmark_version(Path.cwd(), benchmark_id(BENCHMARK))
-    packages = version.pop("packages")
+    version["model"] = {"configured": agent.model, "reported": summary["usage"]["models_reported"]}
+    packages = version["packages"]
     tasks = summary.pop("tasks")
     metrics = {**summary, "agent": args.agent, "split": split, "version": version,
                "journal_skipped_lines": len(journal.problems)}

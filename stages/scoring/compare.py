@@ -61,7 +61,9 @@ def cost_ratio(agent: ScoredAgent, baseline: ScoredAgent, column: str) -> float 
 def per_query(agent: ScoredAgent, column: str) -> float | None:
     """Mean of one cost column per query of the split (infra errors included: they were paid)."""
     frame = agent.queries
-    return _round(frame[column].mean()) if len(frame) else None
+    if not len(frame) or frame[column].isna().any():  # an unknown cost makes the mean unknown
+        return None
+    return _round(frame[column].mean())
 
 
 def parallelism(agent: ScoredAgent) -> float | None:

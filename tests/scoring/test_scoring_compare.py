@@ -70,3 +70,10 @@ def test_a_missing_score_output_names_the_stage_to_run(tmp_path):
     (tmp_path / "m" / "x.json").write_text(json.dumps({"score": 1}))
     with pytest.raises(FileNotFoundError, match=r"x\.tasks\.json.*x\.parquet missing; run `dvc repro score@x`"):
         load_scored("x", tmp_path / "m", tmp_path / "s")
+
+
+def test_an_unknown_cost_makes_the_mean_cost_per_query_unknown():
+    priced = agent([("a", "1", "answered", 1.0, 1.0, 10), ("a", "2", "answered", 1.0, 1.0, 10)], {"a": 100.0})
+    assert compare({"p": priced}, None, [], 100, 0, 0.95)["agents"]["p"]["cost_usd_per_query"] == 0.0
+    priced.queries.loc[1, "cost_usd"] = None
+    assert compare({"p": priced}, None, [], 100, 0, 0.95)["agents"]["p"]["cost_usd_per_query"] is None
