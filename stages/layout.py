@@ -10,6 +10,7 @@ REPOSITORIES = Path("processed/repositories")
 BENCHMARK = Path("processed/benchmark")
 RUNS = Path("processed/runs")
 METRICS = Path("processed/metrics")
+JUDGEMENTS = Path("processed/judgements")  # the optional MR judge's verdicts (judge@<agent>)
 SCORES = Path("processed/scores")  # per-query scores of each agent (score@<agent>)
 REPORTS = Path("processed/reports")
 

@@ -119,6 +119,20 @@ class ValidityParams(Section):
     gates: ValidityGates = ValidityGates()
 
 
+class JudgeParams(Section):
+    """MoSciBench's modeling-reasonableness judge (optional; `model: null` turns it off)."""
+
+    model: str | None = None
+    base_url: str = Field("https://api.openai.com/v1", pattern=r"^https?://")
+    api_key_env: str | None = "OPENAI_API_KEY"
+    temperature: float = 0.0
+    max_tokens: int = Field(512, ge=16)
+    seed: int | None = 0
+    timeout_s: float = Field(120.0, gt=0)
+    max_retries: int = Field(4, ge=0)
+    concurrency: int = Field(4, ge=1)
+
+
 class GeneralizationPair(Section):
     """Two configurations of one agent: trained per task and trained per category (ST-Bench gen)."""
 
@@ -178,6 +192,7 @@ with warnings.catch_warnings():
         validity: ValidityParams = ValidityParams()
         prices: PriceTable | None = None
         scoring: ScoringParams = ScoringParams()
+        judge: JudgeParams = JudgeParams()
 
 
 class ParamsError(ValueError):

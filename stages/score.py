@@ -29,10 +29,11 @@ from stages.evaluate import benchmark_id, load_split, setup_agent
 from stages.grading.recompute import recompute
 from stages.hashing import write_json
 from stages.journal import Journal, JournalRecord, record_key
-from stages.layout import BENCHMARK, METRICS, RUNS, SCORES, journal_path, task_dir
+from stages.layout import BENCHMARK, JUDGEMENTS, METRICS, RUNS, SCORES, journal_path, task_dir
 from stages.params import load_params
 from stages.scopes import parse_scope_block
 from stages.scoring.aggregate import summarize, task_scores
+from stages.scoring.judge import JudgeIdentity, load_verdicts, summarize_verdicts
 from stages.scoring.outcomes import Execution
 from stages.scoring.query import Grading, QueryScore, score_query
 from stages.scoring.suite import query_frame, suite
@@ -127,6 +128,15 @@ def honesty_summary(honesty: dict[str, Counter]) -> dict:
             "rate": round(total["agrees"] / graded, 6) if graded else None}
 
 
+def judged(settings, records: list[JournalRecord], path: Path) -> dict:
+    """MR of the split's hand-ins under the configured judge (verdicts of other judges are ignored)."""
+    judge = JudgeIdentity.of(settings)
+    verdicts = load_verdicts(path)
+    found = [verdicts[key] for key in (judge.verdict_key(r) for r in records if r.answer_text is not None)
+             if key in verdicts]
+    return summarize_verdicts(found, settings.model)
+
+
 def write_query_scores(frame: pd.DataFrame, path: Path) -> None:
     """Keep the per-query scores (the input of `compare`'s paired intervals), byte-deterministic."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -154,6 +164,9 @@ def main() -> None:
     summary.update(suite(frame, task_scores(summary), specs, settings.resamples, settings.level,
                          settings.seed))
     write_query_scores(frame, SCORES / f"{args.agent}.parquet")
+    if params.judge.model is not None:
+        summary["modeling_reasonableness"] = judged(params.judge, [records[key] for key in keys.values()],
+                                                    JUDGEMENTS / f"{args.agent}.jsonl")
     summary["honesty"] = honesty_summary(honesty)
     for task_id, counts in honesty.items():
         summary["tasks"][task_id]["honesty"] = honesty_summary({task_id: counts})
