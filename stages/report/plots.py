@@ -187,8 +187,10 @@ def plot_cut(metrics: dict[str, AgentMetrics], axis: str, plots_dir: Path) -> Pl
                 ax.text(j, i, "—" if np.isnan(score) else f"{score:.1f}", ha="center", va="center",
                         fontsize=8, color="white" if score > 60 else "black")
         rotate = max(map(len, values), default=0) > 10 or len(values) > 6
-        ax.set_xticks(range(len(values)), [f"{v}\n({n_tasks[v]} task{'s' * (n_tasks[v] != 1)})" for v in values],
-                      rotation=30 if rotate else 0, ha="right" if rotate else "center", fontsize=8)
+        ticks = [f"{v}{' ' if rotate else chr(10)}({n_tasks[v]} task{'s' * (n_tasks[v] != 1)})" for v in values]
+        ax.set_xticks(range(len(values)), ticks,
+                      rotation=30 if rotate else 0, ha="right" if rotate else "center", rotation_mode="anchor",
+                      fontsize=8)
         ax.set_yticks(range(len(agents)), agents)
         ax.spines[:].set_visible(False)
         ax.set_xlabel(name)
