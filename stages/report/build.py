@@ -12,7 +12,7 @@ from pathlib import Path
 from stages.report.html import Section, render_page
 from stages.report.inputs import ReportInputs
 from stages.report.plots import plot_coverage, plot_cut, plot_frontier, plot_outcomes, plot_scores
-from stages.report.tables import cut_axes, report_tables
+from stages.report.tables import cut_axes, cut_key, report_tables
 
 
 def _versions(inputs: ReportInputs) -> dict[str, list[str]]:
@@ -33,29 +33,28 @@ def build_sections(inputs: ReportInputs, plots_dir: Path) -> list[Section]:
     metrics = inputs.metrics
     comparison = inputs.comparison
     if comparison.baseline:
-        versus = Section("cost-performance", "Cost and performance", [plot_frontier(comparison, plots_dir)],
-                         [tables["versus-baseline"]])
+        versus = Section("cost-performance", "Cost and performance",
+                         [plot_frontier(comparison, plots_dir), tables["versus-baseline"]])
     else:
         versus = Section("cost-performance", "Cost and performance",
                          note="No baseline is configured (params.yaml scoring.baseline): no comparison.")
+    cuts = [item for axis in axes for item in (plot_cut(metrics, axis, plots_dir), tables[cut_key(axis)])]
     sections = [
-        Section("scores", "Scores", [plot_scores(metrics, plots_dir)], [tables["scores"]]),
+        Section("scores", "Scores", [plot_scores(metrics, plots_dir), tables["scores"]]),
         versus,
         Section("coverage-quality", "Coverage and quality", [plot_coverage(metrics, plots_dir)],
                 note="The rates per agent are in the Scores table."),
-        Section("outcomes", "Outcomes", [plot_outcomes(metrics, plots_dir)], [tables["outcomes"], tables["errors"]]),
-        Section("cuts", "Cuts", [plot_cut(metrics, axis, plots_dir) for axis in axes],
-                [tables[f"cut-{axis.replace('_', '-')}"] for axis in axes],
-                f"No task has a value on: {', '.join(empty)}." if empty else ""),
-        Section("tasks", "Tasks", tables=[tables["tasks"]]),
-        Section("validity", "Validity", tables=[tables["validity"]],
+        Section("outcomes", "Outcomes", [plot_outcomes(metrics, plots_dir), tables["outcomes"], tables["errors"]]),
+        Section("cuts", "Cuts", cuts, f"No task has a value on: {', '.join(empty)}." if empty else ""),
+        Section("tasks", "Tasks", [tables["tasks"]]),
+        Section("validity", "Validity", [tables["validity"]],
                 note="All gates pass." if inputs.validity.passed
                 else f"{len(inputs.validity.failures)} gate(s) failed: the build fails until they pass."),
-        Section("honesty", "Honesty", tables=[tables["honesty"]]),
-        Section("usage", "Usage", tables=[tables["usage"]]),
+        Section("honesty", "Honesty", [tables["honesty"]]),
+        Section("usage", "Usage", [tables["usage"]]),
     ]
     if "generalizability" in tables:
-        sections.append(Section("generalizability", "Generalizability", tables=[tables["generalizability"]]))
+        sections.append(Section("generalizability", "Generalizability", [tables["generalizability"]]))
     return sections
 
 

@@ -7,6 +7,7 @@ software version in the files' metadata.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ STYLE = {
     "path.simplify": False,
 }
 DPI = 150
+CSS_PER_PX = 100 / DPI  # an inch of figure is 100 CSS px on the page (sharp on 1.5x screens)
 PNG_METADATA = {"Software": None}
 SVG_METADATA = {"Date": None, "Creator": None}
 
@@ -44,6 +46,7 @@ class Plot:
     name: str
     title: str
     caption: str
+    size: tuple[int, int]  # CSS px on the page: the PNG's pixels at `CSS_PER_PX`
 
     @property
     def png(self) -> str:
@@ -65,9 +68,15 @@ def figure(width: float, height: float) -> Iterator[Figure]:
         yield fig
 
 
-def save(fig: Figure, plots_dir: Path, name: str) -> None:
-    """Write `<name>.png` and `<name>.svg` into `plots_dir` (call inside the `figure` context)."""
+def save(fig: Figure, plots_dir: Path, name: str) -> tuple[int, int]:
+    """Write `<name>.png` and `<name>.svg` into `plots_dir` (call inside the `figure` context).
+
+    Returns:
+        The size to show it at on the page, in CSS px.
+    """
     plots_dir.mkdir(parents=True, exist_ok=True)
-    fig.savefig(plots_dir / f"{name}.png", dpi=DPI, bbox_inches="tight", pad_inches=0.15,
-                metadata=PNG_METADATA)
+    png = plots_dir / f"{name}.png"
+    fig.savefig(png, dpi=DPI, bbox_inches="tight", pad_inches=0.15, metadata=PNG_METADATA)
     fig.savefig(plots_dir / f"{name}.svg", bbox_inches="tight", pad_inches=0.15, metadata=SVG_METADATA)
+    width, height = struct.unpack(">II", png.read_bytes()[16:24])  # the IHDR chunk
+    return round(width * CSS_PER_PX), round(height * CSS_PER_PX)

@@ -35,12 +35,11 @@ TEXT_CLASS = ' class="text"'
 
 @dataclass(frozen=True)
 class Section:
-    """One part of the page: a heading, its plots, its tables and an optional note."""
+    """One part of the page: a heading, its plots and tables in the order shown, an optional note."""
 
     key: str
     title: str
-    plots: list[Plot] = field(default_factory=list)
-    tables: list[Table] = field(default_factory=list)
+    items: list[Plot | Table] = field(default_factory=list)
     note: str = ""
 
 
@@ -55,7 +54,9 @@ def shade_style(score: float | None) -> str:
 
 def render_plot(plot: Plot) -> str:
     """A figure: the PNG, its caption and a link to the SVG."""
-    return (f'<figure id="plot-{escape(plot.name)}"><img src="{escape(plot.png)}" alt="{escape(plot.title)}">'
+    width, height = plot.size
+    return (f'<figure id="plot-{escape(plot.name)}"><img src="{escape(plot.png)}" alt="{escape(plot.title)}" '
+            f'width="{width}" height="{height}">'
             f'<figcaption>{escape(plot.caption)} <a href="{escape(plot.svg)}">SVG</a></figcaption></figure>')
 
 
@@ -82,10 +83,9 @@ def render_table(table: Table) -> str:
 
 
 def render_section(section: Section) -> str:
-    """A section: heading, plots, tables, note."""
+    """A section: heading, plots and tables, note."""
     parts = [f'<section id="{escape(section.key)}"><h2>{escape(section.title)}</h2>']
-    parts += [render_plot(plot) for plot in section.plots]
-    parts += [render_table(table) for table in section.tables]
+    parts += [render_plot(item) if isinstance(item, Plot) else render_table(item) for item in section.items]
     if section.note:
         parts.append(f'<p class="note">{escape(section.note)}</p>')
     return "\n".join(parts) + "\n</section>"

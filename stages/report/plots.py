@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from matplotlib.ticker import FixedLocator, FuncFormatter, MultipleLocator, NullFormatter
+from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, MultipleLocator, NullFormatter
 
 from stages.report.figures import Plot, figure, save
 from stages.report.formatting import ci_label, fmt_number
 from stages.report.inputs import AgentMetrics, Comparison
 from stages.report.labels import label_points
-from stages.report.tables import OUTCOMES, ranked_agents
+from stages.report.tables import OUTCOMES, axis_name, cut_key, ranked_agents
 
 BAR = "#3b75af"
 FRONTIER = "#d55e00"
@@ -50,11 +50,11 @@ def plot_scores(metrics: dict[str, AgentMetrics], plots_dir: Path) -> Plot:
         ax.xaxis.set_major_locator(MultipleLocator(20))
         ax.set_xlabel("score (points, 0-100: mean task score)")
         ax.set_title(title)
-        save(fig, plots_dir, "scores")
+        size = save(fig, plots_dir, "scores")
     unscored = [a for a in metrics if metrics[a].score is None]
     return Plot("scores", title, "Longer bars score higher; the whiskers are the score's interval over "
                 "tasks, so agents whose whiskers overlap are not clearly apart."
-                + _not_drawn(sorted(unscored), "no scored task"))
+                + _not_drawn(sorted(unscored), "no scored task"), size)
 
 
 def plot_frontier(comparison: Comparison, plots_dir: Path) -> Plot:
@@ -101,11 +101,11 @@ def plot_frontier(comparison: Comparison, plots_dir: Path) -> Plot:
                     if versus[a].delta_ci and None not in (versus[a].delta_ci.low, versus[a].delta_ci.high)]
         label_points(ax, [(x, y, f"{a} (baseline)" if a == comparison.baseline else a)
                           for a, (x, y) in points.items()], whiskers)
-        save(fig, plots_dir, "frontier")
+        size = save(fig, plots_dir, "frontier")
     missing = sorted(set(versus) - set(drawn) - {comparison.baseline})
     return Plot("frontier", title, "Up is better, left is cheaper: agents on the orange line are on the "
                 "Pareto frontier (no other agent is both faster and better); whiskers are Δperf's interval."
-                + _not_drawn(missing, "no time ratio or Δperf"))
+                + _not_drawn(missing, "no time ratio or Δperf"), size)
 
 
 def plot_coverage(metrics: dict[str, AgentMetrics], plots_dir: Path) -> Plot:
@@ -129,11 +129,11 @@ def plot_coverage(metrics: dict[str, AgentMetrics], plots_dir: Path) -> Plot:
         ax.set_ylabel("pass rate given a realistic output (%)")
         ax.set_title(title)
         label_points(ax, list(zip(x, y, drawn, strict=True)))
-        save(fig, plots_dir, "coverage")
+        size = save(fig, plots_dir, "coverage")
     missing = sorted(set(metrics) - set(drawn))
     return Plot("coverage", title, "Right means more queries got a realistic answer, up means those answers "
                 "passed more often; dashed curves mark equal products (coverage × quality, in %)."
-                + _not_drawn(missing, "no realistic output"))
+                + _not_drawn(missing, "no realistic output"), size)
 
 
 def plot_outcomes(metrics: dict[str, AgentMetrics], plots_dir: Path) -> Plot:
@@ -155,12 +155,13 @@ def plot_outcomes(metrics: dict[str, AgentMetrics], plots_dir: Path) -> Plot:
             left += counts
         ax.set_yticks(y, agents)
         ax.set_xlim(0, most * 1.02)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("queries (count)")
         ax.set_title(title)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
-        save(fig, plots_dir, "outcomes")
+        size = save(fig, plots_dir, "outcomes")
     return Plot("outcomes", title, "Each bar is one agent's queries split by outcome; only green "
-                "(answered) queries can pass, infra errors (blue) are retried and never scored.")
+                "(answered) queries can pass, infra errors (blue) are retried and never scored.", size)
 
 
 def plot_cut(metrics: dict[str, AgentMetrics], axis: str, plots_dir: Path) -> Plot:
@@ -175,7 +176,7 @@ def plot_cut(metrics: dict[str, AgentMetrics], axis: str, plots_dir: Path) -> Pl
             if cut is not None:
                 n_tasks[value] = max(n_tasks[value], cut.n_tasks)
                 grid[i, j] = np.nan if cut.score is None else cut.score
-    name = axis.replace("_", " ")
+    name = axis_name(axis)
     title = f"Score by {name}"
     with figure(2.6 + 1.0 * len(values), 1.4 + 0.36 * len(agents)) as fig:
         ax = fig.add_subplot()
@@ -196,6 +197,6 @@ def plot_cut(metrics: dict[str, AgentMetrics], axis: str, plots_dir: Path) -> Pl
         ax.set_xlabel(name)
         ax.set_title(title)
         fig.colorbar(image, ax=ax, label="score (points, 0-100)", fraction=0.05, pad=0.02)
-        save(fig, plots_dir, f"cut-{axis.replace('_', '-')}")
-    return Plot(f"cut-{axis.replace('_', '-')}", title, f"Each cell is one agent's score (0-100 points) on "
-                f"the tasks of one {name}; darker is higher, grey cells have no scored task.")
+        size = save(fig, plots_dir, cut_key(axis))
+    return Plot(cut_key(axis), title, f"Each cell is one agent's score (0-100 points) on "
+                f"the tasks of one {name}; darker is higher, grey cells have no scored task.", size)

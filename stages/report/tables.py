@@ -24,6 +24,8 @@ from stages.scoring.outcomes import Outcome
 OUTCOMES = [outcome.value for outcome in Outcome]
 # The cut axes the scoring suite writes, in the order the report shows them; others follow sorted.
 AXES = ["domain", "difficulty", "category", "capability", "pipeline_stage", "cognitive_skill", "mas_challenge"]
+AXIS_NAMES = {"pipeline_stage": "pipeline stage", "cognitive_skill": "cognitive skill",
+              "mas_challenge": "multi-agent challenge"}  # how an axis reads in titles and captions
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,16 @@ def cut_axes(metrics: dict[str, AgentMetrics]) -> tuple[list[str], list[str]]:
     return filled, [axis for axis in AXES if axis not in filled]
 
 
+def axis_name(axis: str) -> str:
+    """How a cut axis reads in a title: `mas_challenge` -> `multi-agent challenge`."""
+    return AXIS_NAMES.get(axis, axis.replace("_", " "))
+
+
+def cut_key(axis: str) -> str:
+    """The key of an axis's table and plot: `cut-pipeline-stage`."""
+    return f"cut-{axis.replace('_', '-')}"
+
+
 def cut_table(metrics: dict[str, AgentMetrics], axis: str) -> Table:
     """One cut axis: a row per value (sorted), its task count, a score [CI] column per agent."""
     agents = ranked_agents(metrics)
@@ -112,8 +124,8 @@ def cut_table(metrics: dict[str, AgentMetrics], axis: str) -> Table:
         n_tasks = max((cut.n_tasks for cut in cuts if cut is not None), default=0)
         rows.append((value, str(n_tasks), *(fmt_estimate(c.score, c.score_ci) if c else MISSING for c in cuts)))
         shades.append((None, None, *(c.score if c else None for c in cuts)))
-    return Table(f"cut-{axis.replace('_', '-')}", f"Scores by {axis.replace('_', ' ')}",
-                 f"Each row is one {axis.replace('_', ' ')} value: its task count and each agent's score "
+    return Table(cut_key(axis), f"Scores by {axis_name(axis)}",
+                 f"Each row is one {axis_name(axis)} value: its task count and each agent's score "
                  "[CI] on those tasks (0-100 points); darker cells score higher.",
                  (axis, "tasks", *agents), tuple(rows), tuple(shades))
 

@@ -237,6 +237,12 @@ def test_the_stage_writes_the_page_and_skips_prefect_without_an_api(built):
     assert links == [image.replace(".png", ".svg") for image in images]
     for name in images + links:
         assert (built["reports"] / name).stat().st_size > 1000, name
+    # Shown at 100 CSS px per inch of figure: two thirds of the 150 dpi PNG's pixels.
+    sizes = re.findall(r'<img src="([^"]+)" alt="[^"]*" width="(\d+)" height="(\d+)">', page)
+    assert [name for name, _, _ in sizes] == images
+    for name, width, height in sizes:
+        png = (built["reports"] / name).read_bytes()
+        assert (int(width), int(height)) == tuple(round(int.from_bytes(png[i:i + 4]) * 2 / 3) for i in (16, 20))
     assert sorted(p.name for p in (built["reports"] / "plots").iterdir()) == sorted(
         Path(name).name for name in images + links)
     # Offline: no script, no stylesheet or font from elsewhere, nothing but the files beside it.
