@@ -58,6 +58,9 @@ class Usage(Record):
     wall_seconds: float | None = None
     agent_seconds: float | None = None
     limits: dict[str, int] = {}
+    calls: int | None = None  # model calls through the harness's proxy
+    queries_with_usage_flags: int | None = None  # the server reported missing or implausible usage
+    models_reported: list[str] = []  # model ids the endpoint reported
 
     def total_tokens(self) -> int | None:
         """`tokens`, else prompt + completion when both are known."""
@@ -81,6 +84,16 @@ class ExactMatch(Record):
     n_queries: int = 0
     rate: float | None = None
     exec_rate: float | None = None
+
+
+class Reasonableness(Record):
+    """MoSciBench modeling reasonableness (MR): an LLM judge's mean 1-5 score over judged hand-ins."""
+
+    model: str | None = None
+    judged: int = 0
+    judge_unparseable: int = 0
+    judge_infra_error: int = 0
+    mean: float | None = None
 
 
 class Cut(Record):
@@ -120,6 +133,7 @@ class AgentMetrics(Record):
     infra: Infra | None = None
     errors: Errors | None = None
     exact_match: ExactMatch | None = None
+    modeling_reasonableness: Reasonableness | None = None  # only when a judge is configured
 
 
 class TaskEntry(Record):

@@ -49,20 +49,34 @@ def ranked_agents(metrics: dict[str, AgentMetrics]) -> list[str]:
 
 
 def score_table(metrics: dict[str, AgentMetrics]) -> Table:
-    """Score with its interval, sizes, coverage and quality rates, reward and honesty per agent."""
+    """Score with its interval, sizes, coverage and quality rates, reward, honesty, exact match (and MR).
+
+    The MR column (an LLM judge's modeling reasonableness) is there when some agent was judged.
+    """
     label = ci_label([m.score_ci for m in metrics.values()])
+    judged = any(m.modeling_reasonableness for m in metrics.values())
     rows = tuple(
         (a, fmt_estimate(m.score, m.score_ci), str(m.n_tasks), str(m.n_queries),
          fmt_percent(m.realistic_rate), fmt_percent(m.pass_rate_given_realistic),
          fmt_number(m.reward_mean, 3), fmt_percent(m.honesty.rate if m.honesty else None),
-         fmt_percent(m.exact_match.rate if m.exact_match else None))
+         fmt_percent(m.exact_match.rate if m.exact_match else None),
+         *([_reasonableness(m)] if judged else []))
         for a in ranked_agents(metrics) for m in [metrics[a]])
     return Table("scores", "Scores", "Score (0-100 points, the mean task score) with its interval, "
                  "then the coverage-quality decomposition: realistic-output rate and pass rate given a "
                  "realistic output (pooled over queries), the mean training reward (0-1), the honesty "
-                 "rate and the exact-match rate of hypothesis answers (MoSciBench).",
+                 "rate and the exact-match rate of hypothesis answers (MoSciBench)"
+                 + ("; MR: an LLM judge's mean modeling reasonableness (1-5) and how many hand-ins it judged."
+                    if judged else "."),
                  ("agent", f"score [{label}]", "tasks", "queries", "realistic rate",
-                  "pass rate | realistic", "reward", "honesty", "exact match"), rows)
+                  "pass rate | realistic", "reward", "honesty", "exact match", *(["MR (1-5)"] if judged else [])),
+                 rows)
+
+
+def _reasonableness(metrics: AgentMetrics) -> str:
+    """`3.40 (12 judged)`, or `MISSING` without a judge or a judged hand-in."""
+    mr = metrics.modeling_reasonableness
+    return MISSING if mr is None or mr.mean is None else f"{mr.mean:.2f} ({mr.judged} judged)"
 
 
 def versus_table(comparison: Comparison) -> Table:
@@ -193,15 +207,18 @@ def usage_table(metrics: dict[str, AgentMetrics], comparison: Comparison) -> Tab
         per_query = (fmt_count(c.tokens_per_query), fmt_usd(c.cost_usd_per_query),
                      fmt_number(c.wall_seconds_per_query, 2), fmt_number(c.parallelism, 2)) if c \
             else (MISSING,) * 4
-        limits = ", ".join(f"{k} {v}" for k, v in sorted(u.limits.items())) if u else MISSING
-        rows.append((a, *summed, *per_query, limits))
+        limits = (", ".join(f"{k} {v}" for k, v in sorted(u.limits.items())) or "none") if u else MISSING
+        calls = (fmt_count(u.calls), fmt_count(u.queries_with_usage_flags), ", ".join(u.models_reported) or MISSING) \
+            if u else (MISSING,) * 3
+        rows.append((a, *summed, *per_query, limits, *calls))
     return Table("usage", "Usage", "Model tokens (prompt + completion; cached and reasoning tokens are part of "
                  "them), cost (— when a price is unknown) and time of the whole run, then per query; "
                  "parallelism is wall time over summed agent time; limits hit counts queries stopped at "
-                 "an agent bound.",
+                 "an agent bound; flagged queries had missing or implausible usage reported by the model server.",
                  ("agent", "tokens", "prompt tokens", "completion tokens", "cached tokens", "reasoning tokens",
                   "cost (USD)", "wall (s)", "agent time (s)", "tokens / query", "cost / query (USD)",
-                  "wall / query (s)", "parallelism", "limits hit"), tuple(rows))
+                  "wall / query (s)", "parallelism", "limits hit", "model calls", "flagged queries",
+                  "models reported"), tuple(rows))
 
 
 def error_table(metrics: dict[str, AgentMetrics]) -> Table:

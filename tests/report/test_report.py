@@ -129,8 +129,19 @@ def test_validity_table_passes_and_fails_tasks_with_the_gates_named(inputs):
 def test_usage_table_sums_and_per_query_costs_with_unknown_cost_as_a_dash(inputs):
     rows = {row[0]: row for row in usage_table(inputs.metrics, inputs.comparison).rows}
     assert rows["alpha"] == ("alpha", "3,000", "2,250", "750", "—", "—", "—", "20.0", "20.0", "500", "—", "3.33",
-                             "1.00", "max_turns 1")
+                             "1.00", "max_turns 1", "12", "1", "m-2024")
     assert rows["base"][1:7] == ("—", "—", "—", "—", "—", "$0.0000")
+    assert rows["base"][-3:] == ("0", "0", "—")
+
+
+def test_score_table_adds_the_judges_mr_when_an_agent_was_judged(inputs):
+    mr = {"model": "judge-1", "judged": 12, "judge_unparseable": 1, "judge_infra_error": 0, "mean": 3.4}
+    judged = inputs.metrics | {"alpha": inputs.metrics["alpha"].model_validate(
+        METRICS["alpha"] | {"modeling_reasonableness": mr})}
+    table = score_table(judged)
+    assert table.columns[-1] == "MR (1-5)"
+    assert [row[-1] for row in table.rows] == ["—", "3.40 (12 judged)", "—", "—"]
+    assert "MR (1-5)" not in score_table(inputs.metrics).columns
 
 
 def test_every_table_key_is_a_prefect_artifact_key(inputs):

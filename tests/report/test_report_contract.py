@@ -36,7 +36,9 @@ def scored(specs: dict, passes: list[float], seconds: float) -> tuple[dict, dict
             per_task.setdefault(task_id, []).append(QueryScore(outcome, True, {}, q, q))
             rows.append({"task_id": task_id, "query_id": f"{task_id}-{i}", "outcome": outcome.value, "q": q,
                          "reward": q, "exec_ok": True, "wall_seconds": seconds, "agent_seconds": seconds,
-                         "tokens": 0, "cost_usd": 0.0, "attempts": 1, "agent_limit": None})
+                         "tokens": 100, "prompt_tokens": 80, "completion_tokens": 20, "cached_tokens": None,
+                         "reasoning_tokens": None, "calls": 2, "cost_usd": 0.001, "attempts": 1,
+                         "agent_limit": None, "usage_flags": 0, "model_reported": "m-1"})
     frame = pd.DataFrame(rows, columns=COLUMNS)
     summary = summarize(per_task)
     summary.update(suite(frame, task_scores(summary), specs, 200, 0.95, 0))
@@ -78,5 +80,12 @@ def test_the_report_shows_the_scoring_suites_numbers(produced):
     filled, _ = cut_axes(inputs.metrics)
     assert filled[:3] == ["domain", "difficulty", "category"]
     assert {row[0] for row in tables["cut-domain"].rows} == {spec.domain for spec in specs.values()}
-    usage = {row[0]: row for row in tables["usage"].rows}
-    assert usage["good"][1] == "0" and usage["good"][7] == f"{20.0 * 3 * len(specs):.1f}"
+    usage = {row[0]: dict(zip(tables["usage"].columns, row, strict=True)) for row in tables["usage"].rows}
+    queries = 3 * len(specs)
+    assert usage["good"] | {"agent": "good"} == {
+        "agent": "good", "tokens": f"{100 * queries:,}", "prompt tokens": f"{80 * queries:,}",
+        "completion tokens": f"{20 * queries:,}", "cached tokens": "—", "reasoning tokens": "—",
+        "cost (USD)": f"${0.001 * queries:.4f}", "wall (s)": f"{20.0 * queries:.1f}",
+        "agent time (s)": f"{20.0 * queries:.1f}", "tokens / query": "100", "cost / query (USD)": "$0.0010",
+        "wall / query (s)": "20.00", "parallelism": "1.00", "limits hit": "none", "model calls": str(2 * queries),
+        "flagged queries": "0", "models reported": "m-1"}

@@ -45,7 +45,9 @@ def agent_metrics(agent: str, score: float | None, ci: tuple[float, float], coun
     usage = {"tokens": tokens, "prompt_tokens": None if tokens is None else tokens * 3 // 4,
              "completion_tokens": None if tokens is None else tokens // 4, "cached_tokens": None,
              "reasoning_tokens": None, "cost_usd": cost, "wall_seconds": wall, "agent_seconds": wall,
-             "limits": {"max_turns": 1} if agent == "alpha" else {}}
+             "limits": {"max_turns": 1} if agent == "alpha" else {}, "calls": 0 if tokens is None else 12,
+             "queries_with_usage_flags": 1 if agent == "alpha" else 0,
+             "models_reported": [] if tokens is None else ["m-2024"]}
     return {
         "agent": agent, "split": "test", "version": VERSION, "score": score, "n_tasks": 2, "n_queries": 6,
         "outcomes": counts, "exec_rate": 1.0, "realistic_rate": realistic,
