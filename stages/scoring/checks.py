@@ -21,6 +21,7 @@ Decisions where SPEC §5 is silent:
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Callable
@@ -44,6 +45,7 @@ TARGET_OPERATORS: dict[str, Callable[[float, float], bool]] = {
 LOWER_IS_BETTER_OPERATORS = ("<", "<=")
 
 
+@functools.cache  # a task's few target strings, parsed once
 def _comparison(target: str) -> tuple[str, float]:
     match = TARGET_PATTERN.match(target)
     if match is None:

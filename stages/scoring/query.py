@@ -111,9 +111,8 @@ def _gold_answer(spec: AnswerSpec, gold: dict) -> object:
     return parsed["answer"]
 
 
-def _score_metrics(spec: AnswerSpec, parsed: dict, gold: dict,
+def _score_metrics(spec: AnswerSpec, parsed: dict, references: dict[str, float | None],
                    grading: Grading) -> tuple[dict[str, bool], float]:
-    references = _references(spec, gold)
     values = parsed["metrics"]
     passes, rewards = {}, []
     for metric in spec.metrics or []:
@@ -125,12 +124,12 @@ def _score_metrics(spec: AnswerSpec, parsed: dict, gold: dict,
     return passes, fmean(rewards)
 
 
-def _score_hypothesis(spec: AnswerSpec, parsed: dict, gold: dict,
+def _score_hypothesis(spec: AnswerSpec, parsed: dict, gold_answer: object,
                       grading: Grading) -> tuple[dict[str, bool], float]:
     hypothesis = spec.hypothesis
     if grading.tolerance is not None:
         hypothesis = hypothesis.model_copy(update={"rel_tol": 0.0, "abs_tol": grading.tolerance})
-    passed = hypothesis_matches(hypothesis, parsed["answer"], _gold_answer(spec, gold))
+    passed = hypothesis_matches(hypothesis, parsed["answer"], gold_answer)
     return {HYPOTHESIS_CHECK: passed}, float(passed)
 
 
@@ -138,7 +137,7 @@ GOLD_VALIDATORS: dict[str, Callable[[AnswerSpec, dict], object]] = {
     "metrics": _references,
     "hypothesis": _gold_answer,
 }
-SCORERS: dict[str, Callable[[AnswerSpec, dict, dict, Grading], tuple[dict[str, bool], float]]] = {
+SCORERS: dict[str, Callable[[AnswerSpec, dict, object, Grading], tuple[dict[str, bool], float]]] = {
     "metrics": _score_metrics,
     "hypothesis": _score_hypothesis,
 }
@@ -162,10 +161,10 @@ def score_query(spec: AnswerSpec, execution: Execution, gold: dict,
         GoldError: If the gold answer does not fit the spec (checked for every outcome).
     """
     kind = answer_kind(spec)
-    GOLD_VALIDATORS[kind](spec, gold)
+    validated = GOLD_VALIDATORS[kind](spec, gold)  # the references, or the gold answer
     outcome, parsed = classify(spec, execution)
     if outcome is not Outcome.ANSWERED or parsed is None:
         return QueryScore(outcome, execution.exec_ok, {}, 0.0, 0.0)
-    passes, reward = SCORERS[kind](spec, parsed, gold, grading)
+    passes, reward = SCORERS[kind](spec, parsed, validated, grading)
     pass_rate = sum(passes.values()) / len(passes)
     return QueryScore(outcome, execution.exec_ok, passes, pass_rate, reward)
