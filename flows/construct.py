@@ -13,9 +13,9 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from stages import annotate, construct, staging
-from stages.benchmark import finalize_benchmark, verification_markdown
 from stages.catalog import CatalogTask, load_catalog, load_scopes
+from stages.construction import annotate, construct, staging
+from stages.construction.benchmark import finalize_benchmark, verification_markdown
 from stages.layout import BENCHMARK, CATALOG, REPOSITORIES, task_dir
 from stages.params import load_params
 from stages.provenance import provenance_summary

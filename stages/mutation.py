@@ -34,7 +34,7 @@ from stages.sandbox import cgroups, command
 # Each module (a file or a package directory) with the test paths that cover it.
 MODULE_TESTS: dict[str, tuple[str, ...]] = {
     "stages/scoring": ("tests/scoring",),
-    "stages/scopes.py": ("tests/test_scopes.py",),
+    "stages/construction/scopes.py": ("tests/construction/test_scopes.py",),
     # The sandbox's unit tests without test_run.py, whose end-to-end runs (wall clock, CPU and
     # memory totals) take ~15 s for every mutant they cover: hours for one pass over the package.
     "stages/sandbox": ("tests/sandbox/test_init.py", "tests/sandbox/test_cgroups.py",
@@ -44,7 +44,7 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
                        "tests/sandbox/test_extra_binds.py"),
     "stages/journal.py": ("tests/test_journal.py",),
     "stages/grading": ("tests/grading",),
-    "stages/splits.py": ("tests/test_splits.py",),
+    "stages/construction/splits.py": ("tests/construction/test_splits.py",),
     "stages/validity.py": ("tests/test_validity.py",),
 }
 

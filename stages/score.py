@@ -25,13 +25,13 @@ import pandas as pd
 import yaml
 
 from stages.catalog import TaskSpec
+from stages.construction.scopes import parse_scope_block
 from stages.evaluate import benchmark_id, load_split, setup_agent
 from stages.grading.recompute import recompute
 from stages.hashing import write_json
 from stages.journal import Journal, JournalRecord, record_key
 from stages.layout import BENCHMARK, JUDGEMENTS, METRICS, RUNS, SCORES, journal_path, task_dir
 from stages.params import load_params
-from stages.scopes import parse_scope_block
 from stages.scoring.aggregate import summarize, task_scores
 from stages.scoring.judge import JudgeIdentity, load_verdicts, summarize_verdicts
 from stages.scoring.outcomes import Execution

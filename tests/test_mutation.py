@@ -4,21 +4,21 @@ from pathlib import Path
 from stages.mutation import MODULE_TESTS, count, mutmut_table, parse_results, prepare, total
 
 RESULTS = """\
-    stages.scopes.x__filter__mutmut_1: killed
-    stages.scopes.x__filter__mutmut_2: survived
-    stages.scopes.x__filter__mutmut_3: no tests
-    stages.scopes.x__filter__mutmut_4: timeout
-    stages.scopes.x__filter__mutmut_5: skipped
-    stages.scopes.x__filter__mutmut_6: segfault
-    stages.scopes.x__filter__mutmut_7: killed
+    stages.construction.scopes.x__filter__mutmut_1: killed
+    stages.construction.scopes.x__filter__mutmut_2: survived
+    stages.construction.scopes.x__filter__mutmut_3: no tests
+    stages.construction.scopes.x__filter__mutmut_4: timeout
+    stages.construction.scopes.x__filter__mutmut_5: skipped
+    stages.construction.scopes.x__filter__mutmut_6: segfault
+    stages.construction.scopes.x__filter__mutmut_7: killed
 """
 
 
 def test_results_are_read_per_mutant_including_statuses_with_spaces():
     statuses = parse_results("a warning line\n" + RESULTS)
     assert len(statuses) == 7
-    assert statuses["stages.scopes.x__filter__mutmut_3"] == "no tests"
-    assert statuses["stages.scopes.x__filter__mutmut_6"] == "segfault"
+    assert statuses["stages.construction.scopes.x__filter__mutmut_3"] == "no tests"
+    assert statuses["stages.construction.scopes.x__filter__mutmut_6"] == "segfault"
 
 
 def test_counts_cover_every_mutant_and_the_share_leaves_out_skipped_ones():
@@ -57,13 +57,13 @@ def test_scratch_copy_keeps_the_project_config_and_adds_the_mutmut_table(tmp_pat
     (root / "tests").mkdir()
     (root / "tests" / "test_scopes.py").write_text("")
     (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-q"\n')
-    scratch = prepare("stages/scopes.py", ["tests/test_scopes.py"], root, tmp_path / "work")
-    assert scratch == tmp_path / "work" / "stages.scopes"
+    scratch = prepare("stages/construction/scopes.py", ["tests/construction/test_scopes.py"], root, tmp_path / "work")
+    assert scratch == tmp_path / "work" / "stages.construction.scopes"
     assert (scratch / "stages" / "scopes.py").read_text() == "X = 1\n"
     assert not (scratch / "stages" / "__pycache__").exists()
     config = tomllib.loads((scratch / "pyproject.toml").read_text())
     assert config["tool"]["pytest"]["ini_options"]["addopts"] == "-q"
-    assert config["tool"]["mutmut"]["only_mutate"] == ["stages/scopes.py"]
+    assert config["tool"]["mutmut"]["only_mutate"] == ["stages/construction/scopes.py"]
 
 
 def test_every_module_named_exists():

@@ -7,7 +7,7 @@ import pytest
 
 from stages.agents.builtin import SCRIPTS
 from stages.catalog import AnswerSpec
-from stages.prompts import render_answer_block
+from stages.construction.prompts import render_answer_block
 from stages.scoring.outcomes import Execution, Outcome
 from stages.scoring.query import score_query
 

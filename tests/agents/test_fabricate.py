@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 
 from stages.catalog import load_task
+from stages.construction.prompts import render_prompt
+from stages.construction.scopes import ResolvedScope
 from stages.grading.artifacts import ArtifactError, read_artifact
 from stages.grading.truth import withhold
-from stages.prompts import render_prompt
-from stages.scopes import ResolvedScope
 
 ROOT = Path(__file__).resolve().parents[2]
 FABRICATE = ROOT / "stages" / "agents" / "scripts" / "fabricate.py"

@@ -23,10 +23,10 @@ from scibench_testing.annotators import KEY, artifact_block, grade, read_series,
 from sklearn.metrics import silhouette_score
 
 from stages.catalog import CatalogTask
+from stages.construction.prompts import render_prompt
+from stages.construction.scopes import ResolvedScope
 from stages.grading.artifacts import read_artifact
 from stages.grading.signatures import signature_space
-from stages.prompts import render_prompt
-from stages.scopes import ResolvedScope
 from stages.workspace import make_workspace
 
 

@@ -5,7 +5,7 @@ Two parts (the known-answer fixtures of every annotator script are in test_camel
 - The catalog as data: five tasks, their scopes, prompts and staged columns.
 - End to end on a tiny synthetic repository (8 basins, 2000-2003, written by the project's synthesizer
   and read by its `camels_us` reader through ingest and align): per task one query is staged by the
-  production code (`stages.staging.stage_query`), a workspace is made from its public files
+  production code (`stages.construction.staging.stage_query`), a workspace is made from its public files
   (`stages.workspace.make_workspace`), the task's `reproduce.py` runs there like an agent, twice, and
   what it hands in is graded by the harness (`read_artifact`, `recompute`) against the query's
   hidden truth. The query's scope is a random sample of basins over 2000-2002, so the staged files
@@ -37,14 +37,14 @@ from scibench_testing.domains import synthesize_and_ingest
 
 from stages.align import align
 from stages.catalog import CatalogTask, ScopeSpec, load_scopes
-from stages.construct import Query, extract_tables
+from stages.construction.prompts import render_prompt
+from stages.construction.queries import Query, extract_tables
+from stages.construction.scopes import ResolvedScope, ScopeUnavailable, resolve_scope
+from stages.construction.staging import stage_query, stage_task
 from stages.grading.artifacts import read_artifact
 from stages.grading.signatures import SIGNATURE_DEFINITIONS, basin_signatures
 from stages.hashing import content_hash
-from stages.prompts import render_prompt
 from stages.repository import read_manifest, read_table
-from stages.scopes import ResolvedScope, ScopeUnavailable, resolve_scope
-from stages.staging import stage_query, stage_task
 from stages.synthesize import camels_us as camels_synth
 from stages.workspace import make_workspace
 
@@ -91,7 +91,7 @@ def repository(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @dataclass(frozen=True)
 class Staged:
-    """One query of a task staged into a task folder by `stages.staging.stage_query`."""
+    """One query of a task staged into a task folder by `stages.construction.staging.stage_query`."""
 
     query: Query
     public: Path

@@ -12,10 +12,10 @@ from scibench_testing.graded import CLUSTERS, PREDICTIONS, days, graded_task, me
 
 from stages.agents.scripts import reference_models as models
 from stages.catalog import TruthSpec
+from stages.construction.prompts import render_prompt
+from stages.construction.scopes import ResolvedScope
 from stages.grading.references import grade_references
 from stages.grading.truth import withhold
-from stages.prompts import render_prompt
-from stages.scopes import ResolvedScope
 
 NAN = float("nan")
 TARGET = "qobs_mm_d"

@@ -16,8 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from stages.catalog import CatalogTask
+from stages.construction.prompts import ARTIFACT_BLOCK
 from stages.grading.recompute import Recomputed, recompute
-from stages.prompts import ARTIFACT_BLOCK
 from stages.scoring.outcomes import Execution
 
 CATALOG = Path(__file__).resolve().parents[2] / "catalog"

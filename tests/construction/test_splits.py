@@ -16,7 +16,7 @@ from datetime import date
 
 import pytest
 
-from stages.splits import (
+from stages.construction.splits import (
     OverlapReport,
     PoolQuery,
     QueryOverlap,

@@ -22,11 +22,11 @@ from pathlib import Path
 import pandas as pd
 
 from stages.catalog import CatalogTask
-from stages.construct import Query, data_readme
+from stages.construction.prompts import ARTIFACT_BLOCK
+from stages.construction.queries import Query, data_readme
 from stages.grading.references import grade_references
 from stages.grading.truth import withhold
 from stages.hashing import write_json
-from stages.prompts import ARTIFACT_BLOCK
 from stages.repository import write_parquet, write_tables
 from stages.tables import Table
 

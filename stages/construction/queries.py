@@ -1,9 +1,9 @@
 """The four construction stages as plain functions (MoSciBench): extract, align, formalize & label, verify.
 
 Here: extracting a task's tables, drawing its queries from its scopes (with near-duplicates
-dropped) and the query records. Staging a query's files is `stages/staging.py`, labelling and
-verifying `stages/annotate.py`, splitting and writing the benchmark `stages/splits.py` and
-`stages/benchmark.py`. `flows/construct.py` orchestrates them with Prefect; everything here is
+dropped) and the query records. Staging a query's files is `stages/construction/staging.py`, labelling and
+verifying `stages/construction/annotate.py`, splitting and writing the benchmark `stages/construction/splits.py` and
+`stages/construction/benchmark.py`. `flows/construct.py` orchestrates them with Prefect; everything here is
 testable without it.
 """
 
@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from stages import splits
 from stages.catalog import CatalogTask, ScopeSpec
+from stages.construction import splits
+from stages.construction.prompts import render_prompt
+from stages.construction.scopes import ScopeUnavailable, resolve_scope
+from stages.construction.splits import PoolQuery
 from stages.hashing import content_hash
-from stages.prompts import render_prompt
 from stages.repository import read_manifest, read_table
-from stages.scopes import ScopeUnavailable, resolve_scope
-from stages.splits import PoolQuery
 from stages.tables import Table
 
 

@@ -7,12 +7,12 @@ import shutil
 from collections import defaultdict
 from pathlib import Path
 
-from stages.construct import Discard, Query, pool_query, queries_frame, write_private_queries
+from stages.construction.queries import Discard, Query, pool_query, queries_frame, write_private_queries
+from stages.construction.splits import stratified_split
 from stages.hashing import content_hash, file_sha256, write_json
 from stages.layout import task_dir
 from stages.params import SplitParams
 from stages.repository import write_parquet
-from stages.splits import stratified_split
 
 
 def verification_report(
@@ -104,7 +104,7 @@ def finalize_benchmark(
     """Split each task's verified queries, write gold and the shared files; return (id, report).
 
     Splits are stratified by scope kind with test entity-days kept out of train where the pool
-    allows (`stages.splits`); the overlap left is reported per task. A task left with fewer
+    allows (`stages.construction.splits`); the overlap left is reported per task. A task left with fewer
     verified queries than its test split needs is dropped, with the reason.
     """
     verified, discards, splits, overlaps = dict(verified), list(discards), {}, {}

@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from stages.catalog import ScopeSpec
-from stages.scopes import (
+from stages.construction.scopes import (
     ResolvedScope,
     ScopeUnavailable,
     parse_scope_block,

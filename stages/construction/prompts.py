@@ -11,8 +11,8 @@ import re
 from string import Template
 
 from stages.catalog import AnswerSpec, TaskSpec
+from stages.construction.scopes import ResolvedScope, render_scope_block
 from stages.grading.truth import rows_rule, split_day
-from stages.scopes import ResolvedScope, render_scope_block
 
 ANSWER_BLOCK = re.compile(r"## Answer format\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
 ARTIFACT_BLOCK = re.compile(r"## Artifact\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)

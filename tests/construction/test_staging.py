@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 
 from stages.catalog import load_task
-from stages.construct import Query
-from stages.prompts import render_prompt
-from stages.scopes import ResolvedScope
-from stages.staging import scoped_tables, stage_query, stage_task
+from stages.construction.prompts import render_prompt
+from stages.construction.queries import Query
+from stages.construction.scopes import ResolvedScope
+from stages.construction.staging import scoped_tables, stage_query, stage_task
 from stages.tables import Table
 
-CAMELS = Path(__file__).resolve().parents[1] / "catalog" / "camels"
+CAMELS = Path(__file__).resolve().parents[2] / "catalog" / "camels"
 START, END = date(2000, 1, 11), date(2000, 2, 19)  # 40 days; holdout test period from 2000-02-08
 BASINS = ("01", "02")
 
