@@ -68,16 +68,16 @@ reliability: install
 # Full-scale CAMELS ingest vs the pandas per-file loop and a polars multi-file floor (one run), the
 # sandbox's start overhead, and the evaluation harness (overhead per query, scoring throughput).
 bench: install
-	python -m stages.bench
+	python -m stages.bench.ingest
 	python -m stages.reliability
 	python -m stages.bench_evaluation
 
-# Mutation testing: each module in stages/mutation.py's MODULE_TESTS (the one list of modules and the
+# Mutation testing: each module in stages/bench/mutation.py's MODULE_TESTS (the one list of modules and the
 # tests that cover them) against only those tests; counts in processed/metrics/mutation.json.
 # A subset: make mutation MODULES="stages/scoring stages/construction/scopes.py"
 MODULES ?=
 mutation: install
-	python -m stages.mutation --work $(CACHE)/mutation $(MODULES)
+	python -m stages.bench.mutation --work $(CACHE)/mutation $(MODULES)
 
 # kill -9 at 24 seeded random points of an oracle run, a killed Prefect server and a full disk, on
 # the tiny benchmark (~20 min); figures in processed/metrics/crash_safety.json.

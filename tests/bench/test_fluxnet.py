@@ -3,7 +3,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from stages.bench_fluxnet import RUNNERS, prepare, text_megabytes
+from stages.bench.fluxnet import RUNNERS, prepare, text_megabytes
 
 ROWS = 365 * 48 + 304 * 48 + 243 * 24  # US-FCN, DE-VCI (to Oct) half-hourly; BW-Rkv hourly, to Aug (seed 42)
 

@@ -190,7 +190,7 @@ def previous_modules(path: Path) -> dict:
 
 
 def main() -> None:
-    """`python -m stages.mutation [MODULE ...]` (every module in `MODULE_TESTS` by default)."""
+    """`python -m stages.bench.mutation [MODULE ...]` (every module in `MODULE_TESTS` by default)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("modules", nargs="*", metavar="MODULE",
                         help=f"modules to mutate (default: all of {', '.join(MODULE_TESTS)})")

@@ -1,7 +1,7 @@
 import tomllib
 from pathlib import Path
 
-from stages.mutation import MODULE_TESTS, count, mutmut_table, parse_results, prepare, total
+from stages.bench.mutation import MODULE_TESTS, count, mutmut_table, parse_results, prepare, total
 
 RESULTS = """\
     stages.construction.scopes.x__filter__mutmut_1: killed
@@ -67,5 +67,5 @@ def test_scratch_copy_keeps_the_project_config_and_adds_the_mutmut_table(tmp_pat
 
 
 def test_every_module_named_exists():
-    root = Path(__file__).parents[1]
+    root = Path(__file__).parents[2]
     assert all((root / module).exists() for module in MODULE_TESTS)
