@@ -1,4 +1,4 @@
-"""`make bench`, evaluation part: harness overhead per query and scoring throughput.
+"""`make bench`, evaluation part: the harness's overhead, scoring throughput, LLM latency, Dask scale-out.
 
 - `harness_overhead`: a trivial agent (`/bin/true`) on a staged query — workspace built from the
   public files, the sandbox started and torn down, answer and artifact collected, the query scored.
@@ -6,25 +6,42 @@
 - `scoring_throughput`: ST-Bench scoring of synthetic journal results for a two-metric graded task
   (outcome, realistic filter, targets, references, reward), then the task and system summary with
   bootstrap intervals. Results per second over the whole batch (target >= 100,000).
+- `llm_latency`: an `llm` agent (ReAct: one `python` call that hands in an answer, then `submit`)
+  through the whole harness (`flows.evaluate`, the sandbox, the loop in it, the proxy) against a
+  scripted model server that answers every call after `latency_s`, with `concurrency` queries in
+  flight. The flow run's time over the latency-bound ideal, ceil(queries / concurrency) x calls per
+  query x latency (target <= 1.3).
+- `dask_scaleout`: the oracle on the built benchmark's split through prefect-dask's
+  DaskTaskRunner on a local cluster of 1, then 2 worker processes (1 thread each); the speedup
+  t1 / t2 of the flow runs (target >= 1.7 on two cores). Needs `processed/benchmark` (`make run`).
 
-Both write into `processed/metrics/bench_evaluation.json` beside the ingest figures.
+All write into `processed/metrics/bench_evaluation.json` beside the ingest figures. The last two
+run `python -m flows.evaluate` in a temporary project against a local Prefect server of their own.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib
 import json
+import math
 import random
+import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import yaml
 
+from stages.agents.llm.scripted import Request, ScriptedLLM, Turn
 from stages.agents.program import AgentProgram
+from stages.bench_runs import Run, number_task, prefect_env, run_evaluation, write_benchmark
 from stages.catalog import TaskSpec
-from stages.layout import CATALOG
+from stages.journal import Journal
+from stages.layout import BENCHMARK, CATALOG, METRICS, RUNS, journal_path
 from stages.runner import run_query
 from stages.sandbox import Limits
 from stages.scoring.aggregate import summarize
@@ -33,6 +50,10 @@ from stages.scoring.outcomes import Execution
 from stages.scoring.query import Grading, score_query
 
 TASK = CATALOG / "camels" / "camels-model-comparison" / "task.yaml"
+LLM_AGENT = "llm_scripted"
+CALLS_PER_QUERY = 2  # a `python` call that hands in the answer, then `submit`
+ANSWER_CODE = "import json\njson.dump({'answer': 1}, open('work/answer.json', 'w'))\n"
+MEASUREMENTS = ("harness_overhead", "scoring_throughput", "llm_latency", "dask_scaleout")
 
 
 def harness_overhead(runs: int = 30) -> dict:
@@ -94,16 +115,163 @@ def scoring_throughput(n: int = 100_000, tasks: int = 100) -> dict:
             "per_second": round(n / seconds), "target_per_second": 100_000, "score": summary["score"]}
 
 
-def main() -> None:
-    """`python -m stages.bench_evaluation`: measure and write the figures."""
-    from stages.hashing import write_json
-    from stages.layout import METRICS
+def latency_bound_ideal(queries: int, concurrency: int, calls_per_query: int, latency_s: float) -> float:
+    """Seconds a run takes when only the model's latency counts: waves of `concurrency` queries."""
+    return math.ceil(queries / concurrency) * calls_per_query * latency_s
 
-    results = {"harness_overhead": harness_overhead(), "scoring_throughput": scoring_throughput()}
-    write_json(METRICS / "bench_evaluation.json", results)
-    overhead, scoring = results["harness_overhead"], results["scoring_throughput"]
-    print(f"harness overhead per query: {overhead['median_s']} s median (target <= {overhead['target_s']})")
-    print(f"scoring: {scoring['per_second']} results/s (target >= {scoring['target_per_second']})")
+
+def ratio(seconds: float, ideal: float) -> float:
+    """Measured over ideal, to two decimals."""
+    return round(seconds / ideal, 2)
+
+
+def scripted_react(latency_s: float) -> Callable[[Request], Turn]:
+    """The bench's model: a `python` call that writes the answer, then `submit`, each after `latency_s`."""
+    def reply(request: Request) -> Turn:
+        if request.body["messages"][-1]["role"] == "tool":
+            return Turn(tool_calls=[("submit", "{}")], delay=latency_s)
+        return Turn(tool_calls=[("python", json.dumps({"code": ANSWER_CODE}))], delay=latency_s)
+    return reply
+
+
+def write_params(project: Path, params: dict, agents: dict | None = None, dask_address: str | None = None) -> None:
+    """The project's params.yaml: `params` with more agents and the Dask scheduler set."""
+    changed = {**params, "agents": {**params["agents"], **(agents or {})},
+               "evaluate": {**params["evaluate"], "dask_address": dask_address}}
+    (project / "params.yaml").write_text(yaml.safe_dump(changed, sort_keys=False))
+
+
+def run_figures(run: Run, project: Path, agent: str) -> dict:
+    """A run's times, and what its journal holds: records, answers, summed query walls and in flight.
+
+    `in_flight` is the summed wall time of the queries over the flow's: how many ran at once on
+    average (the task runner's slots kept busy, whether or not the cores were free to run them).
+    """
+    records = Journal(journal_path(project / RUNS, agent)).latest().values()
+    query_s = sum(record.wall_seconds for record in records)
+    return {"process_s": run.process_s, "flow_s": run.flow_s, "busy_cores": run.busy_cores,
+            "records": len(records), "answered": sum(record.answer_text is not None for record in records),
+            "query_s": round(query_s, 2), "in_flight": round(query_s / run.flow_s, 2)}
+
+
+def llm_latency(params: dict, env: dict[str, str], work: Path, queries: int = 64, concurrency: int = 32,
+                latency_s: float = 1.0) -> dict:
+    """An llm agent on `queries` hand-made queries against a model that answers after `latency_s`."""
+    project = work / "llm"
+    write_benchmark(project / BENCHMARK, {"bench": number_task("bench")}, [
+        {"query_id": f"q{n:04d}", "task_id": "bench", "scope": f"s{n}", "prompt": f"# bench\n\nQUERY {n}\n",
+         "files": {"README.md": "nothing to read\n"}} for n in range(queries)])
+    with ScriptedLLM(scripted_react(latency_s)) as model:
+        options = {"strategy": "react", "model": "scripted", "base_url": model.base_url, "api_key_env": None,
+                   "max_turns": 4, "per_call_timeout_s": 60 + latency_s}
+        write_params(project, params, {LLM_AGENT: {"kind": "llm", "concurrency": concurrency, "options": options}})
+        run = run_evaluation(project, LLM_AGENT, "test", env)
+        calls = len(model.requests)
+    ideal = latency_bound_ideal(queries, concurrency, CALLS_PER_QUERY, latency_s)
+    return {"queries": queries, "concurrency": concurrency, "latency_s": latency_s,
+            "calls_per_query": CALLS_PER_QUERY, "calls": calls, **run_figures(run, project, LLM_AGENT),
+            "ideal_s": ideal, "ratio": ratio(run.flow_s, ideal), "process_ratio": ratio(run.process_s, ideal),
+            "target_ratio": 1.3}
+
+
+def oracle_project(work: Path, benchmark: Path) -> Path:
+    """A project folder whose benchmark is the built one (linked), for evaluation runs of its own."""
+    if not (benchmark / "queries.parquet").exists():
+        raise FileNotFoundError(f"no built benchmark at {benchmark}: run `make run` first")
+    project = work / "dask"
+    (project / BENCHMARK).parent.mkdir(parents=True)
+    (project / BENCHMARK).symlink_to(benchmark.resolve())
+    return project
+
+
+def dask_scaleout(project: Path, agent: str, split: str, params: dict, env: dict[str, str]) -> dict:
+    """`agent` on `split` through a local Dask cluster of 1, then 2 worker processes: t1 / t2.
+
+    The workers import the flow's module before the clock starts, as a long-lived cluster's have.
+    """
+    import distributed  # only for this measurement
+
+    runs = []
+    for workers in (1, 2):
+        shutil.rmtree(project / RUNS, ignore_errors=True)
+        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                      dashboard_address=None, host="127.0.0.1") as cluster:
+            with distributed.Client(cluster) as client:
+                client.run(importlib.import_module, "flows.evaluate")
+            write_params(project, params, dask_address=cluster.scheduler_address)
+            run = run_evaluation(project, agent, split, env)
+        runs.append({"workers": workers, **run_figures(run, project, agent)})
+    one, two = runs
+    return {"agent": agent, "split": split, "runs": runs, "t1_s": one["flow_s"], "t2_s": two["flow_s"],
+            "speedup": round(one["flow_s"] / two["flow_s"], 2),
+            "process_speedup": round(one["process_s"] / two["process_s"], 2), "target_speedup": 1.7}
+
+
+def measure(names: tuple[str, ...], params: dict, benchmark: Path) -> dict:
+    """Run the named measurements; the last two share one local Prefect server."""
+    results: dict = {}
+    if "harness_overhead" in names:
+        results["harness_overhead"] = harness_overhead()
+    if "scoring_throughput" in names:
+        results["scoring_throughput"] = scoring_throughput()
+    if {"llm_latency", "dask_scaleout"} & set(names):
+        with tempfile.TemporaryDirectory(prefix="scibench-bench-flows-") as work, prefect_env(Path(work)) as env:
+            if "llm_latency" in names:
+                results["llm_latency"] = llm_latency(params, env, Path(work))
+            if "dask_scaleout" in names:
+                try:
+                    project = oracle_project(Path(work), benchmark)
+                except FileNotFoundError as missing:
+                    results["dask_scaleout"] = {"skipped": str(missing)}
+                else:
+                    split = params["evaluate"]["split"]
+                    results["dask_scaleout"] = dask_scaleout(project, "oracle", split, params, env)
+    return results
+
+
+def describe(results: dict) -> list[str]:
+    """The lines `main` prints."""
+    lines = []
+    if "harness_overhead" in results:
+        overhead = results["harness_overhead"]
+        lines.append(f"harness overhead per query: {overhead['median_s']} s median (target <= {overhead['target_s']})")
+    if "scoring_throughput" in results:
+        scoring = results["scoring_throughput"]
+        lines.append(f"scoring: {scoring['per_second']} results/s (target >= {scoring['target_per_second']})")
+    if "llm_latency" in results:
+        llm = results["llm_latency"]
+        lines.append(f"llm evaluation: {llm['queries']} queries, {llm['concurrency']} in flight, "
+                     f"{llm['calls_per_query']} calls of {llm['latency_s']} s each: flow {llm['flow_s']} s "
+                     f"(process {llm['process_s']} s) vs ideal {llm['ideal_s']} s, ratio {llm['ratio']} "
+                     f"(target <= {llm['target_ratio']}); {llm['in_flight']} in flight on average, "
+                     f"machine cores busy {llm['busy_cores']}")
+    if "dask_scaleout" in results:
+        dask = results["dask_scaleout"]
+        if "skipped" in dask:
+            lines.append(f"dask scale-out: skipped: {dask['skipped']}")
+        else:
+            one, two = dask["runs"]
+            lines.append(f"dask scale-out: {dask['agent']} on {one['records']} {dask['split']} queries: "
+                         f"1 worker {dask['t1_s']} s, 2 workers {dask['t2_s']} s, speedup {dask['speedup']} "
+                         f"(target >= {dask['target_speedup']}); in flight {one['in_flight']}, {two['in_flight']}; "
+                         f"machine cores busy {one['busy_cores']}, {two['busy_cores']}")
+    return lines
+
+
+def main() -> None:
+    """`python -m stages.bench_evaluation`: measure and write the figures (`--only` keeps the others)."""
+    from stages.hashing import write_json
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--only", choices=MEASUREMENTS, action="append")
+    args = parser.parse_args()
+    params = yaml.safe_load(Path("params.yaml").read_text())
+    results = measure(tuple(args.only or MEASUREMENTS), params, BENCHMARK)
+    out = METRICS / "bench_evaluation.json"
+    kept = json.loads(out.read_text()) if args.only and out.exists() else {}
+    write_json(out, {**kept, **results})
+    for line in describe(results):
+        print(line)
 
 
 if __name__ == "__main__":

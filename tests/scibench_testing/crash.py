@@ -20,12 +20,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
 import yaml
 from pydantic import ValidationError
 from scibench_testing.processes import descendants, survivors
 from scibench_testing.project import ROOT
 
+from stages.bench_runs import number_task, write_benchmark
 from stages.evaluate import load_split, pending_queries, setup_agent
 from stages.journal import JournalRecord, record_key
 from stages.layout import BENCHMARK
@@ -174,43 +174,21 @@ def rerun(project: Path, env: dict[str, str], agent: str, split: str, log_dir: P
     return done.stdout
 
 
-MINI_TASK = """id: {task_id}
-domain: mini
-category: statistical_inference
-difficulty: easy
-modalities: [text]
-source: {{citation: none}}
-prompt: answer
-data: {{repository: mini, tables: {{}}}}
-scopes: []
-answer:
-  hypothesis: {{format: number, description: any number}}
-"""
-
-
 def mini_benchmark(project: Path, tasks: int, queries_per_task: int, sleep_s: float) -> Path:
     """A hand-made benchmark of `tasks` x `queries_per_task` test queries for the `steady` agent.
 
-    Just what `flows.evaluate` reads - params.yaml, queries.parquet, benchmark.json, each task's
-    private/task.yaml and each query's public/<query_id>/ folder - so a crash test needs no
-    construction run.
+    Just what `flows.evaluate` reads (see `stages.bench_runs.write_benchmark`), so a crash test
+    needs no construction run.
     """
-    benchmark = project / "processed/benchmark"
-    rows = []
+    queries = []
     for task in range(tasks):
-        task_id = f"mini-{task}"
-        (benchmark / "tasks" / task_id / "private").mkdir(parents=True)
-        (benchmark / "tasks" / task_id / "private/task.yaml").write_text(MINI_TASK.format(task_id=task_id))
         for query in range(queries_per_task):
             number = task * queries_per_task + query
-            public = benchmark / "tasks" / task_id / "public" / f"q{number:04d}"
-            public.mkdir(parents=True)
-            (public / "README.md").write_text(f"# {task_id}\n")
-            rows.append({"query_id": f"q{number:04d}", "task_id": task_id, "task_hash": f"h{task}",
-                         "scope": f"scope{query}", "split": "test",
-                         "prompt": f"# {task_id}\n\nQUERY {number}\nSLEEP {sleep_s}\n"})
-    pd.DataFrame(rows).to_parquet(benchmark / "queries.parquet")
-    (benchmark / "benchmark.json").write_text(json.dumps({"benchmark_id": "mini"}))
+            queries.append({"query_id": f"q{number:04d}", "task_id": f"mini-{task}", "scope": f"scope{query}",
+                            "prompt": f"# mini-{task}\n\nQUERY {number}\nSLEEP {sleep_s}\n",
+                            "files": {"README.md": f"# mini-{task}\n"}})
+    write_benchmark(project / "processed/benchmark",
+                    {f"mini-{task}": number_task(f"mini-{task}") for task in range(tasks)}, queries)
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["agents"]["steady"] = {"kind": "command", "options": {
         "cmd": "python {agent_dir}/steady.py {workspace}", "agent_dir": str(STEADY_AGENT)}}

@@ -7,14 +7,13 @@ server and runs `stages.evaluate.evaluate_query` in the real sandbox; `score` gr
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
 import yaml
 from scibench_testing.project import ROOT
 
+from stages.bench_runs import number_task, write_benchmark
 from stages.catalog import TaskSpec
 from stages.evaluate import evaluate_query, setup_agent
 from stages.journal import JournalRecord
@@ -27,18 +26,8 @@ API_KEY = "sk-scibench-test-0123456789abcdef"
 KEY_ENV = "SCIBENCH_TEST_LLM_KEY"
 MODEL = "scripted-model"
 GOLD = 2.5
-TASK = """id: mean-x
-domain: camels
-category: statistical_inference
-difficulty: easy
-modalities: [text]
-source: {citation: none}
-prompt: Report the mean of x in data/x.csv.
-data: {repository: mini, tables: {}}
-scopes: []
-answer:
-  hypothesis: {format: number, description: the mean of x}
-"""
+TASK = number_task("mean-x", domain="camels", prompt="Report the mean of x in data/x.csv.",
+                   description="the mean of x")
 PROMPT = """# mean-x
 
 Report the mean of x in data/x.csv.
@@ -58,21 +47,10 @@ FAILING_CODE = "import json\nraise SystemExit(open('data/missing.csv').read())\n
 
 def tiny_benchmark(root: Path, queries: int = 1, prompt: str = PROMPT) -> tuple[Path, list[dict]]:
     """The benchmark folder and its query rows (one task, `queries` test queries)."""
-    benchmark = root / "benchmark"
-    private = benchmark / "tasks" / "mean-x" / "private"
-    private.mkdir(parents=True)
-    (private / "task.yaml").write_text(TASK)
-    rows = []
-    for number in range(queries):
-        query_id = f"q{number:03d}"
-        public = benchmark / "tasks" / "mean-x" / "public" / query_id
-        public.mkdir(parents=True)
-        (public / "x.csv").write_text("x\n1\n2\n3\n4\n")
-        rows.append({"query_id": query_id, "task_id": "mean-x", "task_hash": "h-mean-x", "scope": f"s{number}",
-                     "split": "test", "prompt": prompt.replace("# mean-x", f"# mean-x\n\nQUERY {number}")})
-    pd.DataFrame(rows).to_parquet(benchmark / "queries.parquet")
-    (benchmark / "benchmark.json").write_text(json.dumps({"benchmark_id": "tiny-llm"}))
-    return benchmark, rows
+    rows = [{"query_id": f"q{number:03d}", "task_id": "mean-x", "scope": f"s{number}",
+             "prompt": prompt.replace("# mean-x", f"# mean-x\n\nQUERY {number}"),
+             "files": {"x.csv": "x\n1\n2\n3\n4\n"}} for number in range(queries)]
+    return root / "benchmark", write_benchmark(root / "benchmark", {"mean-x": TASK}, rows, benchmark_id="tiny-llm")
 
 
 def llm_options(base_url: str, **changes) -> dict:

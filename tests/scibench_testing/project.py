@@ -10,15 +10,16 @@ of passing locally and failing on a clean clone. A new file enters the test once
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import yaml
 
+from stages.bench_runs import offline_env
+
 ROOT = Path(__file__).resolve().parents[2]
+__all__ = ["ROOT", "copy_project", "edit_params", "offline_env", "run", "tiny_project", "tracked_files"]
 
 
 def tracked_files(root: Path = ROOT) -> list[str]:
@@ -35,17 +36,6 @@ def copy_project(target: Path, root: Path = ROOT) -> Path:
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / name, destination)
     return target
-
-
-def offline_env(home: Path) -> dict[str, str]:
-    """The environment of an offline run whose Prefect and DVC state lives under `home`."""
-    return {**os.environ,
-            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
-            "PREFECT_HOME": str(home / "prefect"),
-            "DVC_SITE_CACHE_DIR": str(home / "dvc-site"),
-            "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "DO_NOT_TRACK": "1",
-            "DVC_NO_ANALYTICS": "1", "PREFECT_SERVER_UI_V2_ENABLED": "false",
-            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120"}
 
 
 def run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 1500) -> str:
