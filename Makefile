@@ -66,7 +66,8 @@ reliability: install
 	python -m stages.reliability
 
 # Full-scale CAMELS ingest vs the pandas per-file loop and a polars multi-file floor (one run), the
-# sandbox's start overhead, and the evaluation harness (overhead per query, scoring throughput).
+# sandbox's start overhead, and the evaluation harness (overhead per query, scoring throughput, an
+# LLM agent against a 1 s-latency scripted model, Dask scale-out of the oracle: needs `make run` first).
 bench: install
 	python -m stages.bench.ingest
 	python -m stages.reliability
