@@ -6,18 +6,18 @@ The proxy answers a call past a bound with HTTP 403 `scibench_budget_exhausted` 
 reply cut at `max_tokens` (`finish_length`), the loop's own turn and wall-clock bounds, and a
 request the model server refused (`request_rejected`, e.g. a context too long).
 
-The client is the standard library's `http.client` on the Unix socket: the loop starts in every
-query's sandbox, and importing an SDK (`openai` takes ~0.7 CPU-seconds) would cost more than the
-sandbox itself.
+The client is the `openai` SDK, as an agent built on it would use it, pointed at the proxy's Unix
+socket. Importing it costs ~0.8 CPU-seconds in every query's sandbox (`make bench` measures what
+that does to an LLM evaluation's wall time); the harness's side never depends on it.
 """
 
 from __future__ import annotations
 
-import http.client
-import json
-import socket
 import time
 from dataclasses import dataclass, field
+
+import httpx
+import openai
 
 BUDGET_ERROR = "scibench_budget_exhausted"
 UNAVAILABLE_ERROR = "scibench_model_unavailable"
@@ -49,25 +49,13 @@ class Reply:
         return message
 
 
-class _UnixConnection(http.client.HTTPConnection):
-    """HTTP over the proxy's Unix socket."""
-
-    def __init__(self, socket_path: str, timeout: float):
-        super().__init__("llm", timeout=timeout)
-        self.socket_path = socket_path
-
-    def connect(self) -> None:
-        """Connect to the socket (the host name is only what the Host header says)."""
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(self.timeout)
-        self.sock.connect(self.socket_path)
-
-
 class Chat:
     """Chat completions through the proxy, within the loop's turn and wall-clock bounds."""
 
     def __init__(self, socket_path: str, model: str, max_turns: int, deadline: float):
-        self.socket_path = socket_path
+        transport = httpx.HTTPTransport(uds=socket_path)
+        self.client = openai.OpenAI(base_url="http://llm/v1", api_key="sandbox", max_retries=0,
+                                    http_client=httpx.Client(transport=transport))
         self.model, self.max_turns, self.deadline = model, max_turns, deadline
         self.calls = 0
 
@@ -82,48 +70,34 @@ class Chat:
         if self.remaining() <= 0:
             raise Stop("wall_budget")
         self.calls += 1
-        request = {"model": self.model, "messages": messages, **({"tools": tools} if tools else {})}
-        status, body = self._post(json.dumps(request).encode(), role)
-        if not 200 <= status < 300:
-            raise _stop_for(status, body)
-        choice = body["choices"][0]
-        message = choice.get("message") or {}
-        calls = [{"id": call.get("id"), "type": "function",
-                  "function": {"name": call["function"].get("name"),
-                               "arguments": call["function"].get("arguments")}}
-                 for call in (message.get("tool_calls") or []) if isinstance(call.get("function"), dict)]
-        reply = Reply(message.get("content") or "", calls, choice.get("finish_reason"))
+        extra = {"tools": tools} if tools else {}
+        try:
+            response = self.client.chat.completions.create(
+                model=self.model, messages=messages, timeout=self.remaining(),
+                extra_headers={"X-Scibench-Role": role}, **extra)
+        except openai.APITimeoutError:
+            raise Stop("wall_budget", "no reply before the wall budget ran out") from None
+        except openai.APIStatusError as error:
+            raise _stop_for(error) from None
+        except openai.APIConnectionError as error:
+            raise Stop("model_unavailable", str(error)) from None
+        choice = response.choices[0]
+        calls = [{"id": call.id, "type": "function",
+                  "function": {"name": call.function.name, "arguments": call.function.arguments}}
+                 for call in (choice.message.tool_calls or []) if getattr(call, "function", None)]
+        reply = Reply(choice.message.content or "", calls, choice.finish_reason)
         print(f"[{role}] call {self.calls}: finish {reply.finish_reason}, {len(calls)} tool calls, "
               f"{self.remaining():.0f} s left", flush=True)
         if reply.finish_reason == "length":
             raise Stop("finish_length")
         return reply
 
-    def _post(self, payload: bytes, role: str) -> tuple[int, dict]:
-        """POST one request to the proxy: (status, JSON body); a body that is not JSON reads as `{}`."""
-        connection = _UnixConnection(self.socket_path, max(self.remaining(), 0.001))
-        try:
-            connection.request("POST", "/v1/chat/completions", body=payload, headers={
-                "Content-Type": "application/json", "X-Scibench-Role": role})
-            response = connection.getresponse()
-            status, data = response.status, response.read()
-        except TimeoutError:
-            raise Stop("wall_budget", "no reply before the wall budget ran out") from None
-        except (OSError, http.client.HTTPException) as error:
-            raise Stop("model_unavailable", f"connection to the proxy failed ({error!r})") from None
-        finally:
-            connection.close()
-        try:
-            body = json.loads(data)
-        except ValueError:
-            body = {}
-        return status, body if isinstance(body, dict) else {}
 
-
-def _stop_for(status: int, body: dict) -> Stop:
+def _stop_for(error: openai.APIStatusError) -> Stop:
+    body = error.body if isinstance(error.body, dict) else {}
     detail = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
     if detail.get("type") == BUDGET_ERROR:
         return Stop(str(detail.get("code") or "token_budget"))
     if detail.get("type") == UNAVAILABLE_ERROR:
         return Stop("model_unavailable", str(detail.get("message")))
-    return Stop("request_rejected", f"HTTP {status}: {str(detail.get('message'))[:300]}")
+    return Stop("request_rejected", f"HTTP {error.status_code}: {str(detail.get('message'))[:300]}")
