@@ -71,7 +71,7 @@ reliability: install
 bench: install
 	python -m stages.bench.ingest
 	python -m stages.reliability
-	python -m stages.bench_evaluation
+	python -m stages.bench.evaluation
 
 # Mutation testing: each module in stages/bench/mutation.py's MODULE_TESTS (the one list of modules and the
 # tests that cover them) against only those tests; counts in processed/metrics/mutation.json.

@@ -16,7 +16,7 @@ import yaml
 from scibench_testing.project import ROOT
 
 from stages.agents.llm.scripted import Request
-from stages.bench_evaluation import (
+from stages.bench.evaluation import (
     ANSWER_CODE,
     dask_scaleout,
     describe,
@@ -26,7 +26,7 @@ from stages.bench_evaluation import (
     ratio,
     scripted_react,
 )
-from stages.bench_runs import number_task, prefect_env, write_benchmark
+from stages.bench.runs import number_task, prefect_env, write_benchmark
 from stages.layout import BENCHMARK
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None,

@@ -38,7 +38,7 @@ import yaml
 
 from stages.agents.llm.scripted import Request, ScriptedLLM, Turn
 from stages.agents.program import AgentProgram
-from stages.bench_runs import Run, number_task, prefect_env, run_evaluation, write_benchmark
+from stages.bench.runs import Run, number_task, prefect_env, run_evaluation, write_benchmark
 from stages.catalog import TaskSpec
 from stages.journal import Journal
 from stages.layout import BENCHMARK, CATALOG, METRICS, RUNS, journal_path
@@ -259,7 +259,7 @@ def describe(results: dict) -> list[str]:
 
 
 def main() -> None:
-    """`python -m stages.bench_evaluation`: measure and write the figures (`--only` keeps the others)."""
+    """`python -m stages.bench.evaluation`: measure and write the figures (`--only` keeps the others)."""
     from stages.hashing import write_json
 
     parser = argparse.ArgumentParser(description=__doc__)
