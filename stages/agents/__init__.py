@@ -16,11 +16,13 @@ AGENTS = {
     "defensive": builtin.defensive,
     "fabricate": builtin.fabricate,
     "reference": builtin.reference,
+    "heuristic": builtin.heuristic,
     "command": command.program,
     "llm": llm.program,
 }
 IDENTITIES = {
     "llm": llm.identity,  # not its endpoint, key variable, timeouts, retries or prices
+    "heuristic": builtin.heuristic_identity,  # its code too: a changed method is a new agent
 }
 
 __all__ = ["AGENTS", "IDENTITIES", "AgentProgram", "QueryContext"]

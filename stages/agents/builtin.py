@@ -1,4 +1,4 @@
-"""Built-in reference agents: the oracle (upper bound and self-check) and two floors.
+"""Built-in agents: the oracle (upper bound and self-check), the floors, references and heuristic.
 
 - `oracle` runs the task's annotator reproduction script, exactly as the construction flow did.
 - `nodata` (MoSciBench's NoDataGuess) answers from the prompt alone, never opening `data/`.
@@ -6,6 +6,9 @@
 - `fabricate` invents plausible numbers and artifacts from the prompt alone, never opening `data/`.
 - `reference` hands in what one standard baseline of the task's category predicts
   (`options: {baseline: climatology}`; see `scripts/reference_models.py`).
+- `heuristic` is a non-LLM data scientist: it profiles `data/`, picks the standard method of the
+  task's family from the prompt's blocks, fits it and reports metrics it validated itself
+  (`scripts/heuristic/`).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from stages.agents.program import AgentProgram, QueryContext
+from stages.agents.program import AgentProgram, QueryContext, directory_hash
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
@@ -55,3 +58,17 @@ def reference(options: dict, query: QueryContext) -> AgentProgram:
     return AgentProgram(
         argv=[sys.executable, "/agent/reference.py", model, "/workspace"], agent_dir=SCRIPTS
     )
+
+
+def heuristic(options: dict, query: QueryContext) -> AgentProgram:
+    """Run the heuristic data scientist (`python -m heuristic`, the scripts folder on PYTHONPATH)."""
+    return AgentProgram(
+        argv=[sys.executable, "-m", "heuristic", "/workspace"],
+        agent_dir=SCRIPTS,
+        env={"PYTHONPATH": "/agent"},
+    )
+
+
+def heuristic_identity(options: dict) -> dict:
+    """What keys the heuristic's journal records: its options and its code (a new method re-runs)."""
+    return {"options": options, "code": directory_hash(SCRIPTS / "heuristic")}

@@ -1,0 +1,60 @@
+"""The regression learners, built deterministically (fixed seeds, one thread, no early stopping).
+
+- `linear`: least squares with a small ridge penalty on standardised features (the many
+  correlated lag features make plain least squares unstable outside the training period);
+- `forest`: a random forest;
+- `boosting`: histogram gradient-boosted trees (`quick_boosting`: fewer, larger steps);
+- `mean`: the training mean (the fallback of last resort).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.dummy import DummyRegressor
+from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
+from sklearn.linear_model import Ridge
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+
+def linear():
+    """Ridge regression (alpha = 1) on standardised features."""
+    return make_pipeline(StandardScaler(), Ridge(alpha=1.0))
+
+
+def forest():
+    """A random forest of 30 trees, leaves of at least 5 samples."""
+    return RandomForestRegressor(n_estimators=30, min_samples_leaf=5, max_features=0.3,
+                                 random_state=0, n_jobs=1)
+
+
+def boosting():
+    """Histogram gradient boosting, 100 shallow trees."""
+    return HistGradientBoostingRegressor(max_iter=100, learning_rate=0.1, max_leaf_nodes=15,
+                                         min_samples_leaf=20, l2_regularization=1.0,
+                                         early_stopping=False, random_state=0)
+
+
+def quick_boosting():
+    """Histogram gradient boosting, 50 shallow trees with a larger step (a fast driver model)."""
+    return HistGradientBoostingRegressor(max_iter=50, learning_rate=0.15, max_leaf_nodes=15,
+                                         min_samples_leaf=20, l2_regularization=1.0,
+                                         early_stopping=False, random_state=0)
+
+
+def mean():
+    """The training mean."""
+    return DummyRegressor(strategy="mean")
+
+
+LEARNERS = {"linear": linear, "forest": forest, "boosting": boosting,
+            "quick_boosting": quick_boosting, "mean": mean}
+
+
+def fit_predict(learner: str, x_train: np.ndarray, y_train: np.ndarray,
+                x_new: np.ndarray) -> np.ndarray:
+    """Fit one learner and predict new rows; too few samples for it fall back to the mean."""
+    if len(y_train) < 30:
+        learner = "mean"
+    model = LEARNERS[learner]().fit(x_train, y_train)
+    return np.asarray(model.predict(x_new), dtype=float)
