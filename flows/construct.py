@@ -14,7 +14,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from stages.catalog import CatalogTask, load_catalog, load_scopes
-from stages.construction import annotate, construct, staging
+from stages.construction import annotate, drawing, staging
 from stages.construction.benchmark import finalize_benchmark, verification_markdown
 from stages.layout import BENCHMARK, CATALOG, REPOSITORIES, task_dir
 from stages.params import load_params
@@ -26,7 +26,7 @@ from stages.runner import sandbox_limits
 @task(name="extract", task_run_name="extract {catalog_task.spec.id}", cache_policy=NO_CACHE)
 def extract(catalog_task: CatalogTask):
     """Stage 1: select the repository tables and columns the task needs."""
-    return construct.extract_tables(catalog_task, REPOSITORIES / catalog_task.spec.data.repository)
+    return drawing.extract_tables(catalog_task, REPOSITORIES / catalog_task.spec.data.repository)
 
 
 @task(name="align", task_run_name="align {catalog_task.spec.id}", cache_policy=NO_CACHE)
@@ -39,14 +39,14 @@ def align(catalog_task: CatalogTask, tables, key: str, queries: list) -> None:
 
 
 @task(name="label", task_run_name="label {query.task_id} {query.scope}", cache_policy=NO_CACHE)
-def label(query: construct.Query, spec, limits, hidden, key: str):
+def label(query: drawing.Query, spec, limits, hidden, key: str):
     """Stage 3: run the annotator script to produce the query's gold answer."""
     return annotate.label_query(spec, query, task_dir(BENCHMARK, query.task_id), limits, hidden,
                                 key)
 
 
 @task(name="verify", task_run_name="verify {query.task_id} {query.scope}", cache_policy=NO_CACHE)
-def verify(query: construct.Query, spec, gold, limits, hidden, rel_tol: float, key: str):
+def verify(query: drawing.Query, spec, gold, limits, hidden, rel_tol: float, key: str):
     """Stage 4: re-run the annotator in a fresh sandbox and check gold against targets."""
     return annotate.verify_query(spec, query, gold, task_dir(BENCHMARK, query.task_id), limits,
                                  hidden, rel_tol, key)
@@ -58,7 +58,7 @@ def draw(catalog_task: CatalogTask, limit: int):
     key = read_manifest(repository)["entity_key"]
     dates = read_table(repository, "timeseries", ["date"])["date"]
     scopes = load_scopes(CATALOG / catalog_task.spec.domain)
-    return construct.draw_queries(catalog_task, scopes, read_table(repository, "entities"), key,
+    return drawing.draw_queries(catalog_task, scopes, read_table(repository, "entities"), key,
                                   (dates.min(), dates.max()), limit)
 
 
@@ -91,7 +91,7 @@ def build_benchmark(profile: str) -> str:
     drawn, queries, discards, keys = {}, [], [], {}
     for catalog_task in tasks:
         task_queries, task_discards = draw(catalog_task, settings.queries_per_task[profile])
-        task_queries, duplicates = construct.drop_near_duplicates(task_queries,
+        task_queries, duplicates = drawing.drop_near_duplicates(task_queries,
                                                                   settings.max_jaccard)
         keys[catalog_task.spec.id] = entity_key(catalog_task)
         align(catalog_task, extract(catalog_task), keys[catalog_task.spec.id], task_queries)

@@ -23,7 +23,7 @@ import pandas as pd
 
 from stages.agents.program import AgentProgram
 from stages.catalog import TaskSpec
-from stages.construction.queries import Discard, Query, answers_agree
+from stages.construction.drawing import Discard, Query, answers_agree
 from stages.grading.recompute import recompute
 from stages.runner import Attempt, run_query
 from stages.sandbox import Limits

@@ -7,7 +7,7 @@ import shutil
 from collections import defaultdict
 from pathlib import Path
 
-from stages.construction.queries import Discard, Query, pool_query, queries_frame, write_private_queries
+from stages.construction.drawing import Discard, Query, pool_query, queries_frame, write_private_queries
 from stages.construction.splits import stratified_split
 from stages.hashing import content_hash, file_sha256, write_json
 from stages.layout import task_dir

@@ -22,8 +22,8 @@ from pathlib import Path
 import pandas as pd
 
 from stages.catalog import CatalogTask
+from stages.construction.drawing import Query, data_readme
 from stages.construction.prompts import ARTIFACT_BLOCK
-from stages.construction.queries import Query, data_readme
 from stages.grading.references import grade_references
 from stages.grading.truth import withhold
 from stages.hashing import write_json

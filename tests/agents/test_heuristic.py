@@ -24,8 +24,8 @@ from stages.agents.builtin import SCRIPTS, heuristic_identity
 from stages.agents.program import directory_hash
 from stages.align import align
 from stages.catalog import ScopeSpec, load_catalog
+from stages.construction.drawing import Query, extract_tables
 from stages.construction.prompts import render_prompt
-from stages.construction.queries import Query, extract_tables
 from stages.construction.scopes import ResolvedScope, resolve_scope
 from stages.construction.staging import stage_query, stage_task
 from stages.grading.recompute import recompute

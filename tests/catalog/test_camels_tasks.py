@@ -37,8 +37,8 @@ from scibench_testing.domains import synthesize_and_ingest
 
 from stages.align import align
 from stages.catalog import CatalogTask, ScopeSpec, load_scopes
+from stages.construction.drawing import Query, extract_tables
 from stages.construction.prompts import render_prompt
-from stages.construction.queries import Query, extract_tables
 from stages.construction.scopes import ResolvedScope, ScopeUnavailable, resolve_scope
 from stages.construction.staging import stage_query, stage_task
 from stages.grading.artifacts import read_artifact

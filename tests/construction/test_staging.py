@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from stages.catalog import load_task
+from stages.construction.drawing import Query
 from stages.construction.prompts import render_prompt
-from stages.construction.queries import Query
 from stages.construction.scopes import ResolvedScope
 from stages.construction.staging import scoped_tables, stage_query, stage_task
 from stages.tables import Table

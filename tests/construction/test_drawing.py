@@ -1,5 +1,5 @@
 
-from stages.construction.queries import answers_agree
+from stages.construction.drawing import answers_agree
 
 
 def test_answers_agree_within_relative_tolerance_only():
@@ -32,7 +32,7 @@ def test_draw_discards_unavailable_duplicate_and_overflow_scopes():
     import pandas as pd
 
     from stages.catalog import ScopeSpec
-    from stages.construction.queries import draw_queries
+    from stages.construction.drawing import draw_queries
 
     entities = pd.DataFrame({"gauge_id": ["a", "b", "c"], "huc_02": ["01", "01", "03"]})
     scopes = {
