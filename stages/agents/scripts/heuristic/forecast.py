@@ -1,14 +1,23 @@
 """The `forecast` family: predict a withheld later period of the target from the drivers.
 
-Per entity, the target is regressed on lagged, antecedent and seasonal features of the drivers
+The target is regressed on lagged, antecedent and seasonal features of the drivers
 (`features.driver_features`; the target is never an input), one model per artifact value column
-with the learner its description names. The models are fitted on every observed day before the
-test period and predict every owed day. Reported metrics are estimated the way the harness
-computes them, on the last fifth of the training days, with the same models refitted on the first
-four fifths. A target that is never negative in training is never predicted negative.
+with the learner its description names, fitted per entity on every observed day before the test
+period. A column whose description names no learner gets an ensemble: the mean of the per-entity
+boosted trees and one boosted-tree model pooled over all entities (the target divided by the
+entity's training mean, that mean's log a feature), which lends short records the other entities'
+data. A target that is never negative in training is never predicted negative.
+
+Reported metrics are estimated the way the harness computes them, on out-of-fold predictions of
+the training days: the training period is cut into two contiguous halves and each is predicted by
+the same method fitted on the other (a single held-out tail is too short to be representative in a
+dry or a wet year). The first year, where the longest running means are still spinning up, is not
+scored (unless the record is too short).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -21,6 +30,25 @@ from heuristic.prompt import Plan, Prompt
 
 N_FOLDS = 2
 SPIN_UP_DAYS = max(SPANS)
+POOLED = {"boosting"}  # learners that also get a member pooled over entities
+
+
+@dataclass(frozen=True)
+class Entity:
+    """One entity's features, target and masks (training days, owed days, validation folds)."""
+
+    x: np.ndarray
+    y: np.ndarray
+    train: np.ndarray
+    owed: np.ndarray
+    blocks: list[np.ndarray]
+    low: float  # predictions are clipped here (0 for a never-negative target)
+
+    @property
+    def scored(self) -> np.ndarray:
+        """Training days whose out-of-fold prediction is scored."""
+        settled = self.train & (np.arange(len(self.y)) >= SPIN_UP_DAYS)
+        return settled if settled.sum() >= 0.3 * self.train.sum() else self.train
 
 
 def time_key(prompt: Prompt) -> str:
@@ -30,49 +58,83 @@ def time_key(prompt: Prompt) -> str:
 
 def folds(train: np.ndarray, n_folds: int) -> list[np.ndarray]:
     """`n_folds` contiguous blocks of the training rows in time order, as masks."""
-    rows = np.flatnonzero(train)
     out = []
-    for block in np.array_split(rows, n_folds):
+    for block in np.array_split(np.flatnonzero(train), n_folds):
         mask = np.zeros(len(train), dtype=bool)
         mask[block] = True
         out.append(mask)
     return [m for m in out if m.any()]
 
 
-def predict_entity(rows: pd.DataFrame, profile: Profile, learner: str, owed: np.ndarray,
-                   train: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(owed predictions, validation observations, validation predictions) of one entity."""
-    y = rows[profile.target].to_numpy(dtype=float)
-    low = 0.0 if train.any() and np.nanmin(y[train]) >= 0 else -np.inf
-    if train.sum() == 0:
-        return np.zeros(owed.sum()), np.array([]), np.array([])
-    predictions = np.clip(fit_predict(learner, x[train], y[train], x[owed]), low, None)
-    blocks = folds(train, N_FOLDS)
-    if len(blocks) < 2:
-        return predictions, np.array([]), np.array([])
-    check = np.full(len(y), np.nan)
-    for block in blocks:
-        rest = train & ~block
-        check[block] = np.clip(fit_predict(learner, x[rest], y[rest], x[block]), low, None)
-    scored = train & ~np.isnan(check) & (np.arange(len(y)) >= SPIN_UP_DAYS)
-    return predictions, y[scored], check[scored]
+def per_entity(e: Entity, learner: str) -> tuple[np.ndarray, np.ndarray]:
+    """(owed predictions, out-of-fold predictions of every day) of one entity's own model."""
+    oof = np.full(len(e.y), np.nan)
+    if not e.train.any():
+        return np.zeros(e.owed.sum()), oof
+    owed = fit_predict(learner, e.x[e.train], e.y[e.train], e.x[e.owed])
+    for block in e.blocks if len(e.blocks) > 1 else []:
+        rest = e.train & ~block
+        oof[block] = fit_predict(learner, e.x[rest], e.y[rest], e.x[block])
+    return owed, oof
+
+
+def pooled(entities: list[Entity], learner: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per entity (owed predictions, out-of-fold predictions) of one model pooled over entities."""
+    scales = [max(abs(float(np.mean(e.y[e.train]))), 1e-6) if e.train.any() else 1.0 for e in entities]
+    x = [np.column_stack([e.x, np.full(len(e.y), np.log(s))]) for e, s in zip(entities, scales, strict=True)]
+
+    def fit(masks: list[np.ndarray], targets: list[np.ndarray]) -> list[np.ndarray]:
+        rows = np.concatenate([xi[m] for xi, m in zip(x, masks, strict=True)])
+        y = np.concatenate([e.y[m] / s for e, m, s in zip(entities, masks, scales, strict=True)])
+        new = np.concatenate([xi[t] for xi, t in zip(x, targets, strict=True)])
+        flat = fit_predict(learner, rows, y, new)
+        cuts = np.cumsum([t.sum() for t in targets])[:-1]
+        return [p * s for p, s in zip(np.split(flat, cuts), scales, strict=True)]
+
+    owed = fit([e.train for e in entities], [e.owed for e in entities])
+    oofs = [np.full(len(e.y), np.nan) for e in entities]
+    for k in range(N_FOLDS):
+        held = [e.blocks[k] if len(e.blocks) == N_FOLDS else np.zeros(len(e.y), bool) for e in entities]
+        rest = [e.train & ~h for e, h in zip(entities, held, strict=True)]
+        for oof, h, p in zip(oofs, held, fit(rest, held), strict=True):
+            oof[h] = p
+    return list(zip(owed, oofs, strict=True))
+
+
+def predict(entities: list[Entity], learner: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per entity (owed, out-of-fold) predictions of a column's learner, clipped to the target's range."""
+    members = [[per_entity(e, learner) for e in entities]]
+    if learner in POOLED and len(entities) > 1 and sum(e.train.sum() for e in entities) >= 60:
+        members.append(pooled(entities, learner))
+    out = []
+    for i, e in enumerate(entities):
+        owed = np.mean([m[i][0] for m in members], axis=0)
+        oof = np.mean([m[i][1] for m in members], axis=0)
+        out.append((np.clip(owed, e.low, None), np.clip(oof, e.low, None)))
+    return out
 
 
 def forecast(profile: Profile, prompt: Prompt, plan: Plan) -> Handin:
     """Predict every owed row of every entity with every value column's learner."""
     rows_spec, key = prompt.artifact["rows"], time_key(prompt)
     first, last = pd.Timestamp(rows_spec["from"]), pd.Timestamp(rows_spec["to"])
-    parts, checks = [], {column: {} for column in plan.learners}
-    for entity, rows in entity_frames(profile).items():
-        times = rows[profile.time]
-        owed = ((times >= first) & (times <= last)).to_numpy()
+    frames = entity_frames(profile)
+    entities, parts = [], []
+    for name, rows in frames.items():
+        times, y = rows[profile.time], rows[profile.target].to_numpy(dtype=float)
         train = ((times < first) & rows[profile.target].notna()).to_numpy()
+        owed = ((times >= first) & (times <= last)).to_numpy()
+        low = 0.0 if train.any() and np.nanmin(y[train]) >= 0 else -np.inf
         x = driver_features(rows, profile.drivers, profile.time).to_numpy()
-        part = pd.DataFrame({prompt.key: entity, key: times[owed].to_numpy()})
-        for column, learner in plan.learners.items():
-            part[column], obs, sim = predict_entity(rows, profile, learner, owed, train, x)
-            checks[column][entity] = (obs, sim)
-        parts.append(part)
+        entities.append(Entity(x, y, train, owed, folds(train, N_FOLDS), low))
+        parts.append(pd.DataFrame({prompt.key: name, key: times[owed].to_numpy()}))
+    checks = {}
+    for column, learner in plan.learners.items():
+        checks[column] = {}
+        for name, part, e, (owed, oof) in zip(frames, parts, entities, predict(entities, learner), strict=True):
+            part[column] = owed
+            scored = e.scored & ~np.isnan(oof)
+            checks[column][name] = (e.y[scored], oof[scored])
     return Handin(pd.concat(parts, ignore_index=True), report(prompt, checks))
 
 

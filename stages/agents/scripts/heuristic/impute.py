@@ -50,7 +50,7 @@ class Series:
         self.values = self.forward(np.where(self.known, raw, 0.0), np.arange(raw.shape[1]))
         self.weights = donor_weights(self.values, self.known, TOP_DONORS)
         frames = entity_frames(profile)
-        self.drivers = {}
+        self.driver_names, self.drivers = list(profile.drivers), {}
         for entity in self.entities:
             rows = frames[entity].set_index(profile.time).reindex(self.days)
             rows = rows.rename_axis(profile.time).reset_index()
@@ -88,9 +88,8 @@ class Series:
         for name in [c for c in drivers.columns if c.endswith("_ewm7")]:
             series = drivers[name].to_numpy()
             columns[f"{name}_since"] = series - series[at_before]
-        first_driver = next(iter(drivers.columns), None)
-        if first_driver is not None:
-            columns["driver_sum_since"] = since_edge(drivers[first_driver].to_numpy(), before)
+        for name in self.driver_names:
+            columns[f"{name}_sum_since"] = since_edge(drivers[name].to_numpy(), before)
         frame = pd.DataFrame(columns)
         return pd.concat([frame, self.season], axis=1)
 
@@ -125,8 +124,9 @@ def impute(profile: Profile, prompt: Prompt, plan: Plan) -> Handin:
     entity = fill["entity"].to_numpy()
     values = series.back(filled, entity) if len(fill) else filled
     key = next(k for k in prompt.artifact["key"] if k != prompt.key)
-    column = next(iter(prompt.artifact["columns"]))
     frame = pd.DataFrame({prompt.key: [series.entities[e] for e in entity],
-                          key: series.days[fill["day"].to_numpy()], column: values})
+                          key: series.days[fill["day"].to_numpy()]})
+    for column in prompt.artifact["columns"]:
+        frame[column] = values
     metrics = {m["name"]: estimate(m, pairs) for m in prompt.answer.get("metrics", [])}
     return Handin(frame, metrics_answer(metrics))
