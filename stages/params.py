@@ -108,6 +108,8 @@ class ValidityGates(Section):
     floor_max: float = 2.0
     reference_max: float = 40.0
     constant_max_share: float = Field(1 / 3, ge=0, le=1)
+    # A candidate's overall score must exceed the best reference agent's overall by this many points.
+    candidate_margin: float = Field(30.0, ge=0)
 
 
 class ValidityParams(Section):
@@ -116,6 +118,7 @@ class ValidityParams(Section):
     oracle: str = "oracle"
     floors: list[str] = ["fabricate", "nodata", "defensive"]
     references: list[str] = []
+    candidates: list[str] = []
     gates: ValidityGates = ValidityGates()
 
 
@@ -210,7 +213,8 @@ def load_params(path: Path = Path("params.yaml")) -> ProjectParams:
     if unknown:
         raise ParamsError(f"{path}: evaluate.agents names unconfigured agents {unknown}")
     roles = params.validity
-    unevaluated = sorted({roles.oracle, *roles.floors, *roles.references} - set(params.evaluate.agents))
+    unevaluated = sorted({roles.oracle, *roles.floors, *roles.references, *roles.candidates}
+                         - set(params.evaluate.agents))
     if unevaluated:
         raise ParamsError(f"{path}: validity names agents that evaluate.agents does not run {unevaluated}")
     scoring = params.scoring

@@ -7,7 +7,12 @@ evaluated split, this stage reads the scores of:
 - the floors: `fabricate` (plausible invented numbers and artifacts, never opens `data/`), `nodata`
   (answers from the prompt) and `defensive` (zeros and sentinels): at most `floor_max`;
 - the reference-model agents (`climatology`, `linear_forcing`, `interpolate`, ...): each at most
-  `reference_max`, clearly below the oracle.
+  `reference_max`, clearly below the oracle;
+- the candidates (the `heuristic` agent: a standard analysis per task family): the benchmark must
+  tell an agent that does the analysis from one that hands in a baseline. On every task a
+  candidate scores at least the best reference agent and at most the oracle (the oracle is the
+  upper bound: a candidate above it means the gold is weaker than a standard method), and its
+  overall score exceeds the best reference agent's overall by `candidate_margin` points.
 For a hypothesis task, the golds of all its kept queries must vary: the best single constant
 answer (the value matching the most golds within their tolerances) may match at most
 `constant_max_share` of them. The report (processed/reports/validity.json; its summary, for
@@ -101,11 +106,48 @@ def gate_failures(task_id: str, scores: dict[str, float | None], spread: dict,
         if (scores.get(agent) or 0.0) > gates.reference_max:
             failures.append(f"{task_id}: reference agent {agent} scores {scores[agent]}, the "
                             f"gate allows <= {gates.reference_max}")
+    failures += candidate_task_failures(task_id, scores, settings)
     share = spread.get("best_constant_share")
     if share is not None and share > gates.constant_max_share:
         failures.append(f"{task_id}: golds are near-constant: the answer {spread['best_constant']:.4g} "
                         f"matches {share:.0%} of queries, the gate allows "
                         f"{gates.constant_max_share:.0%}")
+    return failures
+
+
+def best_reference(scores: dict[str, float | None], settings: ValidityParams) -> tuple[str | None, float]:
+    """(name, score) of the best-scoring reference agent (a missing score counts as 0)."""
+    ranked = [(scores.get(agent) or 0.0, agent) for agent in settings.references]
+    score, agent = max(ranked, key=lambda item: item[0], default=(0.0, None))
+    return agent, score
+
+
+def candidate_task_failures(task_id: str, scores: dict[str, float | None],
+                            settings: ValidityParams) -> list[str]:
+    """A candidate below the best reference agent or above the oracle on one task."""
+    failures = []
+    reference, best = best_reference(scores, settings)
+    oracle = scores.get(settings.oracle)
+    for candidate in settings.candidates:
+        score = scores.get(candidate) or 0.0
+        if score < best:
+            failures.append(f"{task_id}: candidate {candidate} scores {score}, below reference agent "
+                            f"{reference} ({best}); the gate needs >= {best}")
+        if oracle is not None and score > oracle:
+            failures.append(f"{task_id}: candidate {candidate} scores {score}, above the oracle "
+                            f"({oracle}); the gate needs <= {oracle}")
+    return failures
+
+
+def overall_failures(overall: dict[str, float], settings: ValidityParams) -> list[str]:
+    """Each candidate whose overall score is not `candidate_margin` above every reference agent's."""
+    reference, best = best_reference(overall, settings)
+    margin, failures = settings.gates.candidate_margin, []
+    for candidate in settings.candidates:
+        if overall[candidate] < best + margin:
+            failures.append(f"overall: candidate {candidate} scores {overall[candidate]}, the gate "
+                            f"needs >= {best + margin:g} (reference agent {reference} {best} + "
+                            f"margin {margin:g})")
     return failures
 
 
@@ -123,7 +165,7 @@ def provenance(domains: list[str]) -> dict:
 def validity_report(benchmark: Path, metrics_dir: Path, settings: ValidityParams,
                     domains: list[str]) -> dict:
     """The whole report: per task scores, gold spread, honesty, overlap; overall; failures."""
-    agents = [settings.oracle, *settings.floors, *settings.references]
+    agents = [settings.oracle, *settings.candidates, *settings.floors, *settings.references]
     by_agent = {agent: task_scores(metrics_dir, agent) for agent in agents}
     verification = json.loads((benchmark / "verification.json").read_text())
     tasks, failures = {}, []
@@ -140,6 +182,7 @@ def validity_report(benchmark: Path, metrics_dir: Path, settings: ValidityParams
         }
     overall = {a: round(sum(t["scores"][a] or 0.0 for t in tasks.values()) / max(len(tasks), 1), 6)
                for a in agents}
+    failures += overall_failures(overall, settings)
     return {"agents": agents, "tasks": tasks, "overall": overall,
             "gates": settings.gates.model_dump(), "provenance": provenance(domains),
             "failures": failures, "passed": not failures}

@@ -7,7 +7,15 @@ import json
 import pytest
 
 from stages.params import ValidityGates, ValidityParams
-from stages.validity import best_constant_share, gate_failures, gold_spread, table
+from stages.validity import (
+    best_constant_share,
+    best_reference,
+    candidate_task_failures,
+    gate_failures,
+    gold_spread,
+    overall_failures,
+    table,
+)
 
 SETTINGS = ValidityParams(oracle="oracle", floors=["fabricate", "nodata"], references=["climatology"],
                           gates=ValidityGates(oracle_min=99.0, floor_max=2.0, reference_max=40.0,
@@ -77,6 +85,46 @@ def test_every_failed_gate_is_listed():
     assert [f.split(" scores ")[0].split(":")[1].strip() for f in failures[:4]] == [
         "oracle", "fabricate", "nodata", "reference agent climatology"]
     assert failures[4].startswith("t: golds are near-constant: the answer 0 matches 100% of queries")
+
+
+# --- candidates: above every reference agent, not above the oracle -------------------------------
+
+WITH_CANDIDATE = SETTINGS.model_copy(update={
+    "references": ["climatology", "interpolate"], "candidates": ["heuristic"],
+    "gates": SETTINGS.gates.model_copy(update={"candidate_margin": 30.0})})
+
+
+def test_the_best_reference_is_the_highest_score_and_a_missing_one_counts_as_zero():
+    assert best_reference({"climatology": 10.0, "interpolate": 25.0}, WITH_CANDIDATE) == ("interpolate", 25.0)
+    assert best_reference({"climatology": None}, WITH_CANDIDATE) == ("climatology", 0.0)
+    assert best_reference({}, SETTINGS.model_copy(update={"references": []})) == (None, 0.0)
+
+
+@pytest.mark.parametrize(("heuristic", "messages"), [
+    (25.0, []),    # equal to the best reference: the per-task gate is >=
+    (100.0, []),   # equal to the oracle: the oracle is an upper bound, not a strict one
+    (None, ["t: candidate heuristic scores 0.0, below reference agent interpolate (25.0); the gate needs >= 25.0"]),
+    (24.9, ["t: candidate heuristic scores 24.9, below reference agent interpolate (25.0); the gate needs >= 25.0"]),
+])
+def test_a_candidate_scores_at_least_the_best_reference_on_every_task(heuristic, messages):
+    scores = {"oracle": 100.0, "climatology": 10.0, "interpolate": 25.0, "heuristic": heuristic}
+    assert candidate_task_failures("t", scores, WITH_CANDIDATE) == messages
+
+
+def test_a_candidate_above_the_oracle_fails_and_is_named_by_gate_failures():
+    scores = {"oracle": 99.0, "fabricate": 0.0, "nodata": 0.0, "climatology": 0.0, "heuristic": 100.0}
+    assert gate_failures("t", scores, {}, WITH_CANDIDATE) == [
+        "t: candidate heuristic scores 100.0, above the oracle (99.0); the gate needs <= 99.0"]
+
+
+@pytest.mark.parametrize(("heuristic", "failures"), [
+    (55.0, []),
+    (54.9, ["overall: candidate heuristic scores 54.9, the gate needs >= 55 (reference agent interpolate "
+            "25.0 + margin 30)"]),
+])
+def test_a_candidates_overall_score_clears_the_best_reference_by_the_margin(heuristic, failures):
+    overall = {"oracle": 100.0, "climatology": 5.0, "interpolate": 25.0, "heuristic": heuristic}
+    assert overall_failures(overall, WITH_CANDIDATE) == failures
 
 
 # --- gold spread ----------------------------------------------------------------------------------
@@ -214,6 +262,27 @@ def test_the_report_gates_every_kept_task_and_summarises_per_agent(tmp_path, mon
         "passed": False, "failures": 2,
         "overall": {"oracle": 100.0, "fabricate": 0.0, "nodata": 1.0, "climatology": 25.0},
         "honesty_rate": {"oracle": 1.0, "fabricate": 0.0, "nodata": 0.0, "climatology": 0.0}}
+
+
+def test_the_report_lists_candidates_after_the_oracle_and_gates_their_overall(tmp_path, monkeypatch):
+    from stages.validity import validity_report
+
+    benchmark, metrics = _benchmark(tmp_path)
+    _write(metrics / "heuristic.tasks.json", {"tasks": {"t-hyp": {"score": 100.0}, "t-met": {"score": 60.0}}})
+    monkeypatch.chdir(tmp_path)
+    settings = SETTINGS.model_copy(update={"candidates": ["heuristic"]})
+    report = validity_report(benchmark, metrics, settings, ["camels"])
+    assert report["agents"] == ["oracle", "heuristic", "fabricate", "nodata", "climatology"]
+    assert report["overall"]["heuristic"] == 80.0
+    # 80 >= climatology's 25 + 30 and 60 >= 50 on t-met: only the other gates fail.
+    assert [f for f in report["failures"] if "heuristic" in f] == []
+    _write(metrics / "heuristic.tasks.json", {"tasks": {"t-hyp": {"score": 40.0}, "t-met": {"score": 45.0}}})
+    report = validity_report(benchmark, metrics, settings, ["camels"])
+    assert [f for f in report["failures"] if "heuristic" in f] == [
+        "t-met: candidate heuristic scores 45.0, below reference agent climatology (50.0); the gate needs >= 50.0",
+        "overall: candidate heuristic scores 42.5, the gate needs >= 55 (reference agent climatology 25.0 + "
+        "margin 30)"]
+    assert report["passed"] is False
 
 
 def test_a_missing_agent_score_file_names_the_stage_to_run(tmp_path, monkeypatch):
