@@ -16,11 +16,11 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from stages.catalog import CatalogTask, load_catalog, load_scopes
 from stages.construction import annotate, drawing, staging
 from stages.construction.benchmark import finalize_benchmark, verification_markdown
+from stages.evaluation.runner import sandbox_limits
 from stages.layout import BENCHMARK, CATALOG, REPOSITORIES, task_dir
 from stages.params import load_params
 from stages.provenance import provenance_summary
 from stages.repository import read_manifest, read_table
-from stages.runner import sandbox_limits
 
 
 @task(name="extract", task_run_name="extract {catalog_task.spec.id}", cache_policy=NO_CACHE)

@@ -21,7 +21,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from stages.evaluate import (
+from stages.evaluation.harness import (
     AgentSetup,
     benchmark_id,
     evaluate_query,
@@ -29,10 +29,10 @@ from stages.evaluate import (
     pending_queries,
     setup_agent,
 )
-from stages.journal import Journal, JournalRecord
+from stages.evaluation.journal import Journal, JournalRecord
+from stages.evaluation.runner import sandbox_limits
 from stages.layout import BENCHMARK, RUNS, journal_path
 from stages.params import load_params
-from stages.runner import sandbox_limits
 
 
 @task(name="run query", task_run_name="{agent.name} on {query[task_id]} {query[scope]}",

@@ -17,9 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 
-from stages.agents.llm.upstream import Endpoint, send
-from stages.evaluate import load_split, setup_agent
-from stages.journal import Journal, JournalRecord, record_key
+from stages.evaluation.agents.llm.upstream import Endpoint, send
+from stages.evaluation.harness import load_split, setup_agent
+from stages.evaluation.journal import Journal, JournalRecord, record_key
 from stages.layout import BENCHMARK, JUDGEMENTS, RUNS, journal_path
 from stages.params import JudgeParams, load_params
 from stages.scoring.judge import JudgeIdentity, Verdict, judge_messages, load_verdicts, parse_verdict

@@ -170,7 +170,7 @@ class PriceTable(Section):
 
 
 class AgentParams(Section):
-    """One configured agent: its kind (a key of `stages.agents.AGENTS`) and kind-specific options."""
+    """One configured agent: its kind (a key of `stages.evaluation.agents.AGENTS`) and kind-specific options."""
 
     kind: str
     options: dict[str, Any] = {}

@@ -26,10 +26,10 @@ import yaml
 
 from stages.catalog import TaskSpec
 from stages.construction.scopes import parse_scope_block
-from stages.evaluate import benchmark_id, load_split, setup_agent
+from stages.evaluation.harness import benchmark_id, load_split, setup_agent
+from stages.evaluation.journal import Journal, JournalRecord, record_key
 from stages.grading.recompute import recompute
 from stages.hashing import write_json
-from stages.journal import Journal, JournalRecord, record_key
 from stages.layout import BENCHMARK, JUDGEMENTS, METRICS, RUNS, SCORES, journal_path, task_dir
 from stages.params import load_params
 from stages.scoring.aggregate import summarize, task_scores

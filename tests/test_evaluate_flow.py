@@ -1,5 +1,5 @@
 from flows.evaluate import describe, run_summary, run_table
-from stages.journal import JournalRecord
+from stages.evaluation.journal import JournalRecord
 
 
 def record(query_id: str, attempts: int = 1, infra_error: str | None = None,

@@ -29,7 +29,7 @@ def test_a_missing_real_sample_fails_when_required(monkeypatch, tmp_path):
 
 def test_the_project_copy_holds_tracked_files_only():
     files = tracked_files()
-    assert "params.yaml" in files and "stages/journal.py" in files
+    assert "params.yaml" in files and "stages/evaluation/journal.py" in files
     assert not [name for name in files if name.startswith((".venv/", "processed/runs/"))]
 
 

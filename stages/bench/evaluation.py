@@ -36,13 +36,13 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from stages.agents.llm.scripted import Request, ScriptedLLM, Turn
-from stages.agents.program import AgentProgram
 from stages.bench.runs import Run, number_task, prefect_env, run_evaluation, write_benchmark
 from stages.catalog import TaskSpec
-from stages.journal import Journal
+from stages.evaluation.agents.llm.scripted import Request, ScriptedLLM, Turn
+from stages.evaluation.agents.program import AgentProgram
+from stages.evaluation.journal import Journal
+from stages.evaluation.runner import run_query
 from stages.layout import BENCHMARK, CATALOG, METRICS, RUNS, journal_path
-from stages.runner import run_query
 from stages.sandbox import Limits
 from stages.scoring.aggregate import summarize
 from stages.scoring.intervals import mean_interval, task_resamples

@@ -42,7 +42,7 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
                        "tests/sandbox/test_process.py", "tests/sandbox/test_seccomp.py",
                        "tests/sandbox/test_unsandboxed.py", "tests/sandbox/test_untrusted.py",
                        "tests/sandbox/test_extra_binds.py"),
-    "stages/journal.py": ("tests/test_journal.py",),
+    "stages/evaluation/journal.py": ("tests/evaluation/test_journal.py",),
     "stages/grading": ("tests/grading",),
     "stages/construction/splits.py": ("tests/construction/test_splits.py",),
     "stages/validity.py": ("tests/test_validity.py",),

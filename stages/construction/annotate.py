@@ -21,11 +21,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stages.agents.program import AgentProgram
 from stages.catalog import TaskSpec
 from stages.construction.drawing import Discard, Query, answers_agree
+from stages.evaluation.agents.program import AgentProgram
+from stages.evaluation.runner import Attempt, run_query
 from stages.grading.recompute import recompute
-from stages.runner import Attempt, run_query
 from stages.sandbox import Limits
 from stages.scoring.outcomes import Execution, Outcome
 from stages.scoring.query import GoldError, Grading, score_query

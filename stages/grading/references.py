@@ -1,7 +1,7 @@
 """Grade a query's reference models at build time, on the scorer side.
 
 Each task names the standard baselines of its category (`reference_models`); their code is the
-one the reference agents run (`stages/agents/scripts/reference_models.py`), applied here to the
+one the reference agents run (`stages/evaluation/agents/scripts/reference_models.py`), applied here to the
 query's public tables and graded against its hidden truth like any artifact. A metric with
 `references` passes only when it beats each of them by its `margin`.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from stages.agents.scripts import reference_models
 from stages.catalog import TaskSpec
+from stages.evaluation.agents.scripts import reference_models
 from stages.grading.grade import grade_artifact
 
 

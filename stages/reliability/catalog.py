@@ -1,6 +1,6 @@
 """The attacks: one real program each, with the exact outcome the harness must produce.
 
-Each `Attack` runs `attacks/<program>.py` through `stages.runner.run_query`, the path every agent
+Each `Attack` runs `attacks/<program>.py` through `stages.evaluation.runner.run_query`, the path every agent
 takes, on a workspace of the `AttackRange`. `expect` is the exact outcome: the program's own
 `REPORT` line (what it managed) and fields of the harness's `Attempt`. Where a limit has no
 per-run total for an ordinary user (no cgroup can be made without root here), `expect_unprivileged`

@@ -10,12 +10,12 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from stages.agents.program import AgentProgram
 from stages.catalog import AnswerSpec
-from stages.journal import Journal, JournalRecord
+from stages.evaluation.agents.program import AgentProgram
+from stages.evaluation.journal import Journal, JournalRecord
+from stages.evaluation.runner import Attempt, run_query
 from stages.reliability.catalog import Attack
 from stages.reliability.range import AttackRange
-from stages.runner import Attempt, run_query
 from stages.sandbox import Limits
 from stages.scoring.outcomes import Execution, classify
 

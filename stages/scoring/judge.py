@@ -23,8 +23,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from stages.evaluation.journal import JournalRecord
 from stages.hashing import content_hash
-from stages.journal import JournalRecord
 
 TAIL = 3000
 SCORE_LINE = re.compile(r"^\s*SCORE:\s*([1-5])\s*$", re.MULTILINE)

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from stages.catalog import TaskSpec
-from stages.journal import JournalRecord
+from stages.evaluation.journal import JournalRecord
 from stages.scoring.intervals import mean_interval, task_resamples
 from stages.scoring.outcomes import Outcome
 from stages.scoring.query import QueryScore

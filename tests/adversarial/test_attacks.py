@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from stages.agents.program import AgentProgram
+from stages.evaluation.agents.program import AgentProgram
+from stages.evaluation.runner import run_query
 from stages.reliability.catalog import ATTACKS
 from stages.reliability.range import AttackRange
 from stages.reliability.run import ATTACKS_DIR, BASE_LIMITS, PROMPT, expected, observe, run_attack
-from stages.runner import run_query
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 

@@ -15,7 +15,6 @@ import pytest
 import yaml
 from scibench_testing.project import ROOT
 
-from stages.agents.llm.scripted import Request
 from stages.bench.evaluation import (
     ANSWER_CODE,
     dask_scaleout,
@@ -27,6 +26,7 @@ from stages.bench.evaluation import (
     scripted_react,
 )
 from stages.bench.runs import number_task, prefect_env, write_benchmark
+from stages.evaluation.agents.llm.scripted import Request
 from stages.layout import BENCHMARK
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None,

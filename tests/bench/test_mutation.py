@@ -44,9 +44,11 @@ def test_a_package_is_mutated_whole_and_a_file_alone():
     package = tomllib.loads(mutmut_table("stages/scoring", ["tests/scoring"]))["tool"]["mutmut"]
     assert package["only_mutate"] == ["stages/scoring/*"]
     assert package["pytest_add_cli_args_test_selection"] == ["tests/scoring"]
-    single = tomllib.loads(mutmut_table("stages/journal.py", ["tests/test_journal.py", "tests/more"]))
-    assert single["tool"]["mutmut"]["only_mutate"] == ["stages/journal.py"]
-    assert single["tool"]["mutmut"]["pytest_add_cli_args_test_selection"] == ["tests/test_journal.py", "tests/more"]
+    single = tomllib.loads(mutmut_table("stages/evaluation/journal.py",
+                                        ["tests/evaluation/test_journal.py", "tests/more"]))
+    assert single["tool"]["mutmut"]["only_mutate"] == ["stages/evaluation/journal.py"]
+    assert single["tool"]["mutmut"]["pytest_add_cli_args_test_selection"] == [
+        "tests/evaluation/test_journal.py", "tests/more"]
 
 
 def test_scratch_copy_keeps_the_project_config_and_adds_the_mutmut_table(tmp_path):

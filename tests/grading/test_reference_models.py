@@ -1,4 +1,4 @@
-"""Reference models (stages/agents/scripts/reference_models.py) and their grading at build time."""
+"""Reference models (stages/evaluation/agents/scripts/reference_models.py) and their grading at build time."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from scibench_testing.graded import CLUSTERS, PREDICTIONS, days, graded_task, metric
 
-from stages.agents.scripts import reference_models as models
 from stages.catalog import TruthSpec
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope
+from stages.evaluation.agents.scripts import reference_models as models
 from stages.grading.references import grade_references
 from stages.grading.truth import withhold
 

@@ -2,7 +2,7 @@
 
 The task: report the mean of `x` in `data/x.csv` (values 1..4, so the gold is 2.5) as
 `{"answer": <number>}`. `run_llm_query` builds it, configures an `llm` agent against a scripted
-server and runs `stages.evaluate.evaluate_query` in the real sandbox; `score` grades the record.
+server and runs `stages.evaluation.harness.evaluate_query` in the real sandbox; `score` grades the record.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from scibench_testing.project import ROOT
 
 from stages.bench.runs import number_task, write_benchmark
 from stages.catalog import TaskSpec
-from stages.evaluate import evaluate_query, setup_agent
-from stages.journal import JournalRecord
+from stages.evaluation.harness import evaluate_query, setup_agent
+from stages.evaluation.journal import JournalRecord
 from stages.params import AgentParams, PriceTable
 from stages.sandbox import Limits
 from stages.scoring.outcomes import Execution

@@ -1,5 +1,8 @@
-"""The scripted OpenAI-compatible server for tests of LLM agents (it lives in stages/agents/llm/scripted.py)."""
+"""The scripted OpenAI-compatible server for tests of LLM agents.
 
-from stages.agents.llm.scripted import DEFAULT, Request, ScriptedLLM, Turn, completion, usage
+It lives in stages/evaluation/agents/llm/scripted.py (the bench uses it too).
+"""
+
+from stages.evaluation.agents.llm.scripted import DEFAULT, Request, ScriptedLLM, Turn, completion, usage
 
 __all__ = ["DEFAULT", "Request", "ScriptedLLM", "Turn", "completion", "usage"]

@@ -2,8 +2,8 @@ import httpx
 import pytest
 from scibench_testing.scripted_llm import ScriptedLLM, Turn, usage
 
-from stages.agents.llm.upstream import Endpoint
-from stages.journal import JournalRecord
+from stages.evaluation.agents.llm.upstream import Endpoint
+from stages.evaluation.journal import JournalRecord
 from stages.judge import judge_one
 from stages.params import JudgeParams
 from stages.scoring.judge import JudgeIdentity, Verdict, fence, judge_messages, parse_verdict, summarize_verdicts

@@ -2,7 +2,7 @@ import pandas as pd
 from scibench_testing.graded import graded_task, metric
 
 from stages.catalog import Tags
-from stages.journal import JournalRecord, Usage, UsageTotals
+from stages.evaluation.journal import JournalRecord, Usage, UsageTotals
 from stages.scoring.outcomes import Outcome
 from stages.scoring.query import QueryScore
 from stages.scoring.suite import COLUMNS, cuts, error_attribution, exact_match, infra, query_frame, suite, usage

@@ -3,7 +3,7 @@
 `append_fault.py <n> <cut> <flows.evaluate arguments...>`, run from the project directory:
   cut >= 0: the n-th append writes only the first `cut` bytes of its line, then the process dies;
   cut = -1: the n-th append writes its whole line and the process dies before fsync returns.
-The fault is injected into `stages.journal` alone (its `os` module is wrapped), so everything
+The fault is injected into `stages.evaluation.journal` alone (its `os` module is wrapped), so everything
 else - Prefect, the sandbox, the other worker threads - runs as in a real evaluation.
 """
 
@@ -14,7 +14,7 @@ import sys
 
 sys.path.insert(0, os.getcwd())  # the project's packages, as `python -m` would import them
 
-from stages import journal  # noqa: E402
+from stages.evaluation import journal  # noqa: E402
 
 target, cut = int(sys.argv[1]), int(sys.argv[2])
 sys.argv = ["flows.evaluate", *sys.argv[3:]]

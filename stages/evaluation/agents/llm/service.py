@@ -19,14 +19,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stages.agents.llm import server, usage
-from stages.agents.llm.proxy import Proxy, Settings
-from stages.agents.program import Binding, ServiceReport
-from stages.journal import ModelCall, UsageTotals
+from stages.evaluation.agents.llm import server, usage
+from stages.evaluation.agents.llm.proxy import Proxy, Settings
+from stages.evaluation.agents.program import Binding, ServiceReport
+from stages.evaluation.journal import ModelCall, UsageTotals
 from stages.sandbox.command import sandbox_identity
 
 if TYPE_CHECKING:
-    from stages.runner import Attempt
+    from stages.evaluation.runner import Attempt
 
 MOUNT = "/llm"
 SOCKET = "llm.sock"

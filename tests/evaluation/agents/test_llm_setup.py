@@ -13,10 +13,10 @@ import pytest
 from pydantic import ValidationError
 from scibench_testing.llm_tasks import KEY_ENV, llm_options
 
-from stages.agents import llm
-from stages.agents.program import QueryContext
-from stages.evaluate import setup_agent
-from stages.journal import record_key
+from stages.evaluation.agents import llm
+from stages.evaluation.agents.program import QueryContext
+from stages.evaluation.harness import setup_agent
+from stages.evaluation.journal import record_key
 from stages.params import AgentParams, PriceTable
 
 BASE = llm_options("https://api.example.org/v1")

@@ -13,14 +13,14 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from stages.agents import AGENTS, IDENTITIES, QueryContext
-from stages.agents.program import AgentProgram, Binding, ServiceReport, directory_hash
 from stages.catalog import TaskSpec
+from stages.evaluation.agents import AGENTS, IDENTITIES, QueryContext
+from stages.evaluation.agents.program import AgentProgram, Binding, ServiceReport, directory_hash
+from stages.evaluation.journal import JournalRecord, record_key
+from stages.evaluation.runner import Attempt, run_query
 from stages.hashing import content_hash
-from stages.journal import JournalRecord, record_key
 from stages.layout import task_dir
 from stages.params import AgentParams, PriceTable
-from stages.runner import Attempt, run_query
 from stages.sandbox import Limits
 
 

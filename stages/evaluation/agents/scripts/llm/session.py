@@ -17,7 +17,7 @@ SOCKET_ENV = "SCIBENCH_LLM_SOCKET"
 
 @dataclass(frozen=True)
 class Config:
-    """The options the harness passes to the loop (see stages/agents/llm/options.py)."""
+    """The options the harness passes to the loop (see stages/evaluation/agents/llm/options.py)."""
 
     strategy: str
     model: str

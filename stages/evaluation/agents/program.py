@@ -11,7 +11,7 @@ from stages.hashing import content_hash, file_sha256
 from stages.params import PriceTable
 
 if TYPE_CHECKING:
-    from stages.runner import Attempt
+    from stages.evaluation.runner import Attempt
 
 
 @dataclass(frozen=True)

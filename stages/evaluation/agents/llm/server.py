@@ -15,7 +15,7 @@ import threading
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
-from stages.agents.llm.proxy import Proxy, error_body, role_of
+from stages.evaluation.agents.llm.proxy import Proxy, error_body, role_of
 
 PATH = "/v1/chat/completions"
 MAX_BODY_BYTES = 8 << 20

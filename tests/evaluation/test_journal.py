@@ -8,9 +8,9 @@ import textwrap
 import threading
 from pathlib import Path
 
-from stages.journal import Journal, JournalRecord, ModelCall, Usage, UsageTotals, encode_record, record_key
+from stages.evaluation.journal import Journal, JournalRecord, ModelCall, Usage, UsageTotals, encode_record, record_key
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def record(query_id: str, infra_error: str | None = None) -> JournalRecord:
@@ -92,8 +92,8 @@ def test_a_full_disk_during_append_rolls_back_and_leaves_the_journal_readable(tm
         import resource, signal, sys
         from pathlib import Path
         sys.path.insert(0, {str(ROOT)!r})
-        from stages.journal import Journal, JournalWriteError
-        sys.path.insert(0, {str(ROOT / "tests")!r})
+        from stages.evaluation.journal import Journal, JournalWriteError
+        sys.path.insert(0, {str(ROOT / "tests" / "evaluation")!r})
         from test_journal import record
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, ({len(first) + 10}, resource.RLIM_INFINITY))
@@ -166,7 +166,7 @@ def test_a_journal_that_is_one_partial_line_is_cut_to_nothing(tmp_path: Path):
 def test_each_problem_is_logged_as_a_warning(tmp_path: Path, caplog):
     path = tmp_path / "j.jsonl"
     path.write_bytes(b"not json\n{")
-    with caplog.at_level(logging.WARNING, logger="stages.journal"):
+    with caplog.at_level(logging.WARNING, logger="stages.evaluation.journal"):
         journal = Journal(path)
         journal.records()
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from stages.agents.builtin import SCRIPTS
 from stages.catalog import AnswerSpec
 from stages.construction.prompts import render_answer_block
+from stages.evaluation.agents.builtin import SCRIPTS
 from stages.scoring.outcomes import Execution, Outcome
 from stages.scoring.query import score_query
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from stages.agents.program import AgentProgram, QueryContext, directory_hash
+from stages.evaluation.agents.program import AgentProgram, QueryContext, directory_hash
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
@@ -50,7 +50,7 @@ def fabricate(options: dict, query: QueryContext) -> AgentProgram:
 
 def reference(options: dict, query: QueryContext) -> AgentProgram:
     """Run one reference model (option `baseline`) on the query's public data."""
-    from stages.agents.scripts.reference_models import MODELS  # numpy/pandas only when used
+    from stages.evaluation.agents.scripts.reference_models import MODELS  # numpy/pandas only when used
 
     model = options.get("baseline")
     if model not in MODELS:

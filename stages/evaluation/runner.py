@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from stages.agents.program import AgentProgram
+from stages.evaluation.agents.program import AgentProgram
 from stages.params import SandboxLimits
 from stages.sandbox import Collected, Limits, run_sandboxed
 from stages.workspace import (

@@ -19,8 +19,8 @@ from stages.construction.scopes import ResolvedScope
 from stages.grading.artifacts import ArtifactError, read_artifact
 from stages.grading.truth import withhold
 
-ROOT = Path(__file__).resolve().parents[2]
-FABRICATE = ROOT / "stages" / "agents" / "scripts" / "fabricate.py"
+ROOT = Path(__file__).resolve().parents[3]
+FABRICATE = ROOT / "stages" / "evaluation" / "agents" / "scripts" / "fabricate.py"
 CAMELS = ROOT / "catalog" / "camels"
 BASINS = ("01013500", "01022500", "01030500")
 START, END = date(2000, 1, 1), date(2000, 12, 31)

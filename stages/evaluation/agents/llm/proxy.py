@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import httpx
 
-from stages.agents.llm import upstream, usage
-from stages.journal import ModelCall
+from stages.evaluation.agents.llm import upstream, usage
+from stages.evaluation.journal import ModelCall
 from stages.params import PriceTable
 
 FORWARDED = ("messages", "tools", "tool_choice", "parallel_tool_calls", "response_format", "stop")

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import yaml
 
-from stages.agents.llm.options import Options
-from stages.agents.llm.options import identity as option_identity
-from stages.agents.program import AgentProgram, QueryContext, directory_hash
+from stages.evaluation.agents.llm.options import Options
+from stages.evaluation.agents.llm.options import identity as option_identity
+from stages.evaluation.agents.program import AgentProgram, QueryContext, directory_hash
 
 SCRIPTS = Path(__file__).parents[1] / "scripts" / "llm"
 CONFIG_ENV = "SCIBENCH_LLM_CONFIG"
@@ -44,9 +44,9 @@ def identity(options: dict) -> dict:
 
 def program(options: dict, query: QueryContext) -> AgentProgram:
     """The loop for one query, and its proxy (with the API key, read here from the environment)."""
-    from stages.agents.llm.proxy import Settings  # httpx only when an llm agent runs
-    from stages.agents.llm.service import ProxyService
-    from stages.agents.llm.upstream import Endpoint
+    from stages.evaluation.agents.llm.proxy import Settings  # httpx only when an llm agent runs
+    from stages.evaluation.agents.llm.service import ProxyService
+    from stages.evaluation.agents.llm.upstream import Endpoint
 
     parsed = Options.model_validate(options)
     api_key = os.environ.get(parsed.api_key_env) if parsed.api_key_env else None

@@ -15,12 +15,12 @@ import pytest
 from scibench_testing.llm_tasks import API_KEY, KEY_ENV, MEAN_CODE, MODEL, llm_options, run_llm_query
 from scibench_testing.scripted_llm import ScriptedLLM, Turn, usage
 
-from stages.agents.llm import program
-from stages.agents.llm.proxy import MAX_REFUSALS_RECORDED, Proxy, Settings
-from stages.agents.llm.upstream import Endpoint, send
-from stages.agents.llm.usage import call_cost, read_usage
-from stages.agents.program import QueryContext
-from stages.journal import Tokens
+from stages.evaluation.agents.llm import program
+from stages.evaluation.agents.llm.proxy import MAX_REFUSALS_RECORDED, Proxy, Settings
+from stages.evaluation.agents.llm.upstream import Endpoint, send
+from stages.evaluation.agents.llm.usage import call_cost, read_usage
+from stages.evaluation.agents.program import QueryContext
+from stages.evaluation.journal import Tokens
 from stages.params import ModelPrice
 from stages.scoring.outcomes import Outcome
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from stages.agents.program import AgentProgram, QueryContext
+from stages.evaluation.agents.program import AgentProgram, QueryContext
 
 
 class Options(BaseModel):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stages.journal import ModelCall, Tokens, Usage, UsageTotals
+from stages.evaluation.journal import ModelCall, Tokens, Usage, UsageTotals
 from stages.params import ModelPrice, PriceTable
 
 COUNTS = ("prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens")

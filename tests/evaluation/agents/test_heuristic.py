@@ -19,19 +19,19 @@ import pytest
 from scibench_testing.annotators import CATALOG, KEY, run_reproduce
 from scibench_testing.domains import synthesize_and_ingest
 
-from stages.agents import AGENTS, QueryContext
-from stages.agents.builtin import SCRIPTS, heuristic_identity
-from stages.agents.program import directory_hash
 from stages.align import align
 from stages.catalog import ScopeSpec, load_catalog
 from stages.construction.drawing import Query, extract_tables
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope, resolve_scope
 from stages.construction.staging import stage_query, stage_task
+from stages.evaluation.agents import AGENTS, QueryContext
+from stages.evaluation.agents.builtin import SCRIPTS, heuristic_identity
+from stages.evaluation.agents.program import directory_hash
+from stages.evaluation.runner import run_query
 from stages.grading.recompute import recompute
 from stages.hashing import content_hash
 from stages.repository import read_manifest, read_table
-from stages.runner import run_query
 from stages.sandbox import Limits, bwrap_available
 from stages.scoring.outcomes import Execution
 from stages.scoring.query import Grading, score_query
