@@ -47,7 +47,9 @@ def setup_agent(name: str, params: AgentParams, prices: PriceTable | None = None
     files = directory_hash(Path(agent_dir)) if agent_dir else None
     options = IDENTITIES[params.kind](params.options) if params.kind in IDENTITIES else params.options
     agent_hash = content_hash([params.kind, options, files])
-    return AgentSetup(name, params, agent_hash, params.options.get("model"), prices)
+    model = params.options.get("model")
+    model = model.get("model") if isinstance(model, dict) else model  # a command agent's model access
+    return AgentSetup(name, params, agent_hash, model, prices)
 
 
 def load_split(benchmark: Path, split: str) -> pd.DataFrame:

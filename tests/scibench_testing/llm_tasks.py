@@ -71,10 +71,10 @@ class Ran:
 
 
 def run_llm_query(tmp_path: Path, options: dict, infra_retries: int = 0,
-                  prices: PriceTable | None = None, wall_seconds: float = 60) -> Ran:
-    """Run the tiny query once for an `llm` agent with `options`, as `flows.evaluate` would."""
+                  prices: PriceTable | None = None, wall_seconds: float = 60, kind: str = "llm") -> Ran:
+    """Run the tiny query once for an agent of `kind` (an `llm` agent by default), as `flows.evaluate` would."""
     benchmark, rows = tiny_benchmark(tmp_path)
-    agent = setup_agent("llm-test", AgentParams(kind="llm", options=options), prices=prices)
+    agent = setup_agent("llm-test", AgentParams(kind=kind, options=options), prices=prices)
     record = evaluate_query(rows[0], agent, benchmark, "tiny-llm", Limits(wall_seconds=wall_seconds),
                             [ROOT], infra_retries, artifacts=tmp_path / "artifacts")
     return Ran(record, score(record))

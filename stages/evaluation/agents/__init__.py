@@ -23,6 +23,7 @@ AGENTS = {
 IDENTITIES = {
     "llm": llm.identity,  # not its endpoint, key variable, timeouts, retries or prices
     "heuristic": builtin.heuristic_identity,  # its code too: a changed method is a new agent
+    "command": command.identity,  # nor how its model (if any) is reached
 }
 
 __all__ = ["AGENTS", "IDENTITIES", "AgentProgram", "QueryContext"]

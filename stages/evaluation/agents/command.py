@@ -8,6 +8,13 @@ params.yaml:
         options:
           cmd: "python {agent_dir}/my_agent.py {workspace}"
           agent_dir: agents/my_agent      # mounted read-only at /agent inside the sandbox
+          model:                          # optional: a model, through the harness's proxy
+            {model: gpt-4o-mini, base_url: "https://api.openai.com/v1", api_key_env: OPENAI_API_KEY}
+
+With `model`, the program finds the proxy's Unix socket in `$SCIBENCH_LLM_SOCKET` and the model's
+name in `$SCIBENCH_LLM_MODEL`; the proxy holds the key, forces the model and generation settings,
+enforces `max_turns` and `token_budget` and records usage, as for `llm` agents. The sandbox has no
+network otherwise.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from stages.evaluation.agents.llm.options import ModelAccess
 from stages.evaluation.agents.program import AgentProgram, QueryContext
 
 
@@ -27,6 +35,14 @@ class Options(BaseModel):
     cmd: str
     agent_dir: str | None = None
     env: dict[str, str] = {}
+    model: ModelAccess | None = None
+
+
+def identity(options: dict) -> dict:
+    """Everything but how the model is reached (a moved endpoint re-runs nothing)."""
+    parsed = Options.model_validate(options)
+    return parsed.model_dump(mode="json", exclude={"model"}) | {
+        "model": parsed.model.identity() if parsed.model else None}
 
 
 def program(options: dict, query: QueryContext) -> AgentProgram:
@@ -36,4 +52,9 @@ def program(options: dict, query: QueryContext) -> AgentProgram:
     agent_dir = Path(parsed.agent_dir).resolve() if parsed.agent_dir else None
     if agent_dir is not None and not agent_dir.is_dir():
         raise FileNotFoundError(f"command agent: agent_dir {agent_dir} does not exist")
-    return AgentProgram(argv=argv, agent_dir=agent_dir, env=dict(parsed.env))
+    if parsed.model is None:
+        return AgentProgram(argv=argv, agent_dir=agent_dir, env=dict(parsed.env))
+    from stages.evaluation.agents.llm import proxy_service
+
+    return AgentProgram(argv=argv, agent_dir=agent_dir, env={**parsed.env, "SCIBENCH_LLM_MODEL": parsed.model.model},
+                        service=proxy_service(parsed.model, query))

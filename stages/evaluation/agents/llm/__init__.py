@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from stages.evaluation.agents.llm.options import Options
+from stages.evaluation.agents.llm.options import ModelAccess, Options
 from stages.evaluation.agents.llm.options import identity as option_identity
 from stages.evaluation.agents.program import AgentProgram, QueryContext, directory_hash
 
@@ -42,28 +42,33 @@ def identity(options: dict) -> dict:
     return {"options": option_identity(options), "scripts": directory_hash(SCRIPTS)}
 
 
-def program(options: dict, query: QueryContext) -> AgentProgram:
-    """The loop for one query, and its proxy (with the API key, read here from the environment)."""
-    from stages.evaluation.agents.llm.proxy import Settings  # httpx only when an llm agent runs
+def proxy_service(access: ModelAccess, query: QueryContext):
+    """The per-query proxy to `access`'s model, with the API key read here from the environment."""
+    from stages.evaluation.agents.llm.proxy import Settings  # httpx only when a model is used
     from stages.evaluation.agents.llm.service import ProxyService
     from stages.evaluation.agents.llm.upstream import Endpoint
 
+    api_key = os.environ.get(access.api_key_env) if access.api_key_env else None
+    if access.api_key_env and not api_key:
+        raise MissingApiKey(f"the environment variable {access.api_key_env} (api_key_env) is not set")
+    prices = access.prices or query.prices
+    endpoint = Endpoint(url=access.base_url.rstrip("/") + "/chat/completions", api_key=api_key,
+                        timeout_s=access.per_call_timeout_s, max_retries=access.max_retries,
+                        backoff_s=access.retry_backoff_s, backoff_max_s=access.retry_backoff_max_s)
+    settings = Settings(endpoint=endpoint, model=access.model, generation=access.generation.request_fields(),
+                        max_tokens=access.generation.max_tokens, max_calls=access.max_turns,
+                        token_budget=access.token_budget, prices=prices)
+    return ProxyService(settings, prices.version if prices else None)
+
+
+def program(options: dict, query: QueryContext) -> AgentProgram:
+    """The loop for one query, and its proxy."""
     parsed = Options.model_validate(options)
-    api_key = os.environ.get(parsed.api_key_env) if parsed.api_key_env else None
-    if parsed.api_key_env and not api_key:
-        raise MissingApiKey(f"llm agent: the environment variable {parsed.api_key_env} (api_key_env) is not set")
-    prices = parsed.prices or query.prices
-    endpoint = Endpoint(url=parsed.base_url.rstrip("/") + "/chat/completions", api_key=api_key,
-                        timeout_s=parsed.per_call_timeout_s, max_retries=parsed.max_retries,
-                        backoff_s=parsed.retry_backoff_s, backoff_max_s=parsed.retry_backoff_max_s)
-    settings = Settings(endpoint=endpoint, model=parsed.model, generation=parsed.generation.request_fields(),
-                        max_tokens=parsed.generation.max_tokens, max_calls=parsed.max_turns,
-                        token_budget=parsed.token_budget, prices=prices)
     config = parsed.model_dump(include=set(LOOP_OPTIONS)) | {
         "domain": task_domain(query.private_dir) if parsed.domain_knowledge else None}
     return AgentProgram(argv=[sys.executable, "-m", "agent"], agent_dir=SCRIPTS,
                         env={CONFIG_ENV: json.dumps(config), "PYTHONPATH": "/"},
-                        service=ProxyService(settings, prices.version if prices else None))
+                        service=proxy_service(parsed, query))
 
 
 def task_domain(private_dir: Path) -> str | None:

@@ -39,32 +39,44 @@ class Generation(BaseModel):
         return {key: value for key, value in fields.items() if value is not None} | self.extra
 
 
-class Options(BaseModel):
-    """Options of an `llm` agent (params.yaml `agents.<name>.options`)."""
+class ModelAccess(BaseModel):
+    """A model behind an OpenAI-compatible endpoint, reached through the harness's proxy.
+
+    `llm` agents are built on it; a `command` agent gets it under `options.model` (its program
+    then finds the proxy's socket in `$SCIBENCH_LLM_SOCKET`).
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    strategy: Strategy
     model: str = Field(min_length=1)
     base_url: str = Field(pattern=r"^https?://")
     api_key_env: str | None = "OPENAI_API_KEY"  # None: the server needs no key (a local server)
     generation: Generation = Generation()
-    domain_knowledge: bool = False  # MoSciBench's ablation: notes on the task's domain in the prompt
-    scaffold: bool = False  # MoSciBench's ablation: explicit decomposition and checkpoints
     max_turns: int = Field(20, ge=1)  # model calls per query (the proxy refuses more)
-    max_rounds: int = Field(5, ge=1)  # selfdebug / reflexion attempts
     token_budget: int | None = Field(500_000, ge=1)  # prompt + completion tokens per query
-    tool_output_chars: int = Field(16_384, ge=256)  # of a tool's output, sent back to the model
-    wall_budget_s: float = Field(540.0, gt=0)  # the loop stops itself; keep it below the sandbox's wall
-    code_timeout_s: float = Field(120.0, gt=0)  # one run of the model's code
     per_call_timeout_s: float = Field(180.0, gt=0)  # one upstream request, whole response
     max_retries: int = Field(4, ge=0)  # upstream retries on 429, 5xx, timeouts, lost connections
     retry_backoff_s: float = Field(2.0, ge=0)  # first wait, doubled per retry
     retry_backoff_max_s: float = Field(60.0, ge=0)
     prices: PriceTable | None = None  # this agent's prices (default: params.yaml `prices`)
 
+    def identity(self) -> dict:
+        """What defines the access (not how the model is reached): part of a journal key."""
+        return self.model_dump(mode="json", exclude=set(TRANSPORT))
+
+
+class Options(ModelAccess):
+    """Options of an `llm` agent (params.yaml `agents.<name>.options`)."""
+
+    strategy: Strategy
+    domain_knowledge: bool = False  # MoSciBench's ablation: notes on the task's domain in the prompt
+    scaffold: bool = False  # MoSciBench's ablation: explicit decomposition and checkpoints
+    max_rounds: int = Field(5, ge=1)  # selfdebug / reflexion attempts
+    tool_output_chars: int = Field(16_384, ge=256)  # of a tool's output, sent back to the model
+    wall_budget_s: float = Field(540.0, gt=0)  # the loop stops itself; keep it below the sandbox's wall
+    code_timeout_s: float = Field(120.0, gt=0)  # one run of the model's code
+
 
 def identity(options: dict) -> dict:
     """The options that define the agent: everything but transport, with defaults filled in."""
-    parsed = Options.model_validate(options)
-    return parsed.model_dump(mode="json", exclude=set(TRANSPORT))
+    return Options.model_validate(options).identity()
