@@ -219,8 +219,8 @@ def test_an_allowed_unsandboxed_run_is_logged_and_passed_on(
         assert run_sandboxed(tmp_path / "link", ["prog", "arg"], limits=limits, extra_env={"A": "1"},
                              collect_files=("x",), collect_bytes=5, unsafe_no_sandbox=True) == "result"
         assert run_sandboxed(ws, ["prog"], limits=limits, unsafe_no_sandbox=True) == "result"
-    assert calls == [(ws, ["prog", "arg"], limits, {"A": "1"}, ("x",), 5),
-                     (ws, ["prog"], limits, None, ("answer.json",), 1 << 20)]
+    assert calls == [(ws, ["prog", "arg"], limits, {"A": "1"}, ("x",), 5, {}),
+                     (ws, ["prog"], limits, None, ("answer.json",), 1 << 20, {})]
     assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == [
         ("stages.sandbox", "WARNING", f"bwrap unavailable: running ['prog', 'arg'] UNSANDBOXED in {ws}"),
         ("stages.sandbox", "WARNING", f"bwrap unavailable: running ['prog'] UNSANDBOXED in {ws}")]
@@ -236,8 +236,8 @@ def test_with_bwrap_the_run_goes_into_the_sandbox(ws: Path, tmp_path: Path, monk
                          extra_env={"A": "1"}, collect_files=("x",), collect_bytes=5,
                          unsafe_no_sandbox=True) == "result"
     assert run_sandboxed(ws, ["prog"], limits=limits) == "result"
-    assert calls == [(ws, ["prog"], limits, tmp_path, [tmp_path], {"A": "1"}, ("x",), 5),
-                     (ws, ["prog"], limits, None, [], None, ("answer.json",), 1 << 20)]
+    assert calls == [(ws, ["prog"], limits, tmp_path, [tmp_path], {"A": "1"}, ("x",), 5, {}),
+                     (ws, ["prog"], limits, None, [], None, ("answer.json",), 1 << 20, {})]
 
 
 # --- runs in bwrap ---
