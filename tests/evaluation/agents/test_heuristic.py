@@ -1,9 +1,7 @@
 """The heuristic agent: prompt parsing, profiling, method choice and each method family.
 
 Unit tests build small hand-made workspaces (a methane-flux-like site table as well as the camels
-prompts) and check exact outputs. The last test builds a tiny camels benchmark (synthetic basins
-through ingest, align and staging), runs the heuristic through the real sandbox on one query of
-every task and grades what it hands in as the harness does: it must beat the reference agents.
+prompts) and check exact outputs; test_heuristic_sandbox.py runs the agent through the real sandbox.
 """
 
 from __future__ import annotations
@@ -11,31 +9,18 @@ from __future__ import annotations
 import json
 import sys
 from datetime import date
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from scibench_testing.annotators import CATALOG, KEY, run_reproduce
-from scibench_testing.domains import synthesize_and_ingest
+from scibench_testing.annotators import CATALOG, KEY
+from scibench_testing.heuristic_workspaces import block, write_workspace
 
-from stages.align import align
-from stages.catalog import ScopeSpec, load_catalog
-from stages.construction.drawing import Query, extract_tables
+from stages.catalog import load_catalog
 from stages.construction.prompts import render_prompt
-from stages.construction.scopes import ResolvedScope, resolve_scope
-from stages.construction.staging import stage_query, stage_task
-from stages.evaluation.agents import AGENTS, QueryContext
+from stages.construction.scopes import ResolvedScope
 from stages.evaluation.agents.builtin import SCRIPTS, heuristic_identity
 from stages.evaluation.agents.program import directory_hash
-from stages.evaluation.runner import run_query
-from stages.grading.recompute import recompute
-from stages.hashing import content_hash
-from stages.repository import read_manifest, read_table
-from stages.sandbox import Limits, bwrap_available
-from stages.scoring.outcomes import Execution
-from stages.scoring.query import Grading, score_query
-from stages.synthesize import camels_us as camels_synth
 
 sys.path.insert(0, str(SCRIPTS))  # the agent runs with the scripts folder on PYTHONPATH
 
@@ -71,10 +56,6 @@ def camels_prompts(camels_tasks):
 # --- hand-made prompts and workspaces -------------------------------------------------------------
 
 
-def block(name: str, value: dict) -> str:
-    return f"## {name}\n\nSome words.\n\n```json\n{json.dumps(value, sort_keys=True)}\n```\n"
-
-
 def make_prompt(objective: str, scope: dict, answer: dict, artifact: dict | None) -> str:
     text = f"# a task\n\n{objective}\n\n{block('Scope', scope)}\n{block('Answer format', answer)}"
     return text + (f"\n{block('Artifact', artifact)}" if artifact is not None else "")
@@ -106,15 +87,6 @@ def flux_tables(seed: int = 0, start: str = "2018-01-01", end: str = "2020-12-31
     series = pd.concat(rows, ignore_index=True)
     sites = pd.DataFrame({"site_id": SITES, "lat_deg": [40.0, 45.0, 50.0], "igbp": ["WET", "WET", "CRO"]})
     return {"daily": series, "sites": sites}
-
-
-def write_workspace(root: Path, prompt: str, tables: dict[str, pd.DataFrame]) -> Path:
-    (root / "data").mkdir(parents=True)
-    (root / "work").mkdir()
-    (root / "prompt.md").write_text(prompt)
-    for name, frame in tables.items():
-        frame.to_parquet(root / "data" / f"{name}.parquet", index=False)
-    return root
 
 
 # --- the prompt and the method choice -------------------------------------------------------------
@@ -363,66 +335,3 @@ def test_profiles_are_read_from_a_workspace(tmp_path):
     profile = read_profile(workspace / "data", site_scope("2019-01-01", "2019-12-31"), "fch4_nmol_m2_s")
     assert profile.series["timestamp"].min().date() == date(2019, 1, 1)
     assert profile.entity_ids() == SITES
-
-
-# --- through the real sandbox on a tiny built benchmark -------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def tiny_benchmark(camels_tasks, tmp_path_factory) -> dict[str, tuple[Query, Path, Path]]:
-    """Per camels task, one query over 6 of 8 synthetic basins, 2000-2002, staged as the build does."""
-    root = tmp_path_factory.mktemp("camels")
-    synthesize_and_ingest("camels_us", camels_synth.Params(n_basins=8, first_year=2000, last_year=2003), root)
-    align("camels", ["camels_us"], root / "sources", root / "repository")
-    repository = root / "repository"
-    entities = read_table(repository, "entities")
-    spec = ScopeSpec(name="sample_6_seed1", kind="sample_size", description="6 basins drawn at random",
-                     years=(2000, 2002), sample=6, seed=1)
-    out = {}
-    for task_id, task in camels_tasks.items():
-        scope = resolve_scope(spec, entities, KEY, date(2000, 1, 1), date(2003, 12, 31),
-                              task.spec.min_entities, task.spec.min_years)
-        query = Query("q-" + content_hash([task.task_hash, scope.block()]), task_id, task.task_hash,
-                      scope.name, scope.kind, scope.citation, len(scope.entities), scope.start,
-                      scope.end, render_prompt(task.spec, scope), scope.entities)
-        stage_task(task, root / task_id)
-        public = stage_query(task, extract_tables(task, repository), read_manifest(repository)["entity_key"],
-                             query, root / task_id)
-        out[task_id] = (query, public, root / task_id / "private" / query.query_id)
-    return out
-
-
-def sandboxed_score(agent: str, task, query: Query, public: Path, private: Path, gold: dict) -> float:
-    """Run a configured agent kind in the sandbox on one query and score it as the harness does."""
-    options = {"baseline": agent} if agent in REFERENCE_AGENTS else {}
-    program = AGENTS["reference" if options else agent](options, QueryContext(query.query_id, task.spec.id, private))
-    artifact = task.spec.artifact.file if task.spec.artifact is not None else None
-    attempt = run_query(query.prompt, public, program, Limits(wall_seconds=120, cpu_seconds=120), hidden=[],
-                        collect=(artifact,) if artifact else ())
-    execution = Execution(attempt.exit_code, attempt.timed_out, attempt.infra_error, attempt.answer_text)
-    if artifact is not None:
-        collected = attempt.files.get(artifact)
-        data = collected.data if collected is not None and not collected.missing else None
-        execution = recompute(task.spec, execution, data, None, pd.read_parquet(private / "truth.parquet"),
-                              pd.read_parquet(private / "required.parquet"), KEY).execution
-    references = json.loads((private / "references.json").read_text()) if artifact else {}
-    return score_query(task.spec.answer, execution, gold, Grading(references)).pass_rate
-
-
-@pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not installed: the sandbox cannot run")
-def test_in_the_sandbox_the_heuristic_beats_every_reference_agent(camels_tasks, tiny_benchmark, tmp_path):
-    scores: dict[str, dict[str, float]] = {}
-    for task_id, (query, public, private) in tiny_benchmark.items():
-        task = camels_tasks[task_id]
-        gold = {"metrics": {}}
-        if task.spec.artifact is None:  # a hypothesis: the gold is the annotator's answer
-            workspace = write_workspace(tmp_path / task_id, query.prompt, {})
-            (workspace / "data").rmdir()
-            (workspace / "data").symlink_to(public)
-            gold = json.loads(run_reproduce(task, workspace).answer)
-        agents = ["heuristic", *[a for a in REFERENCE_AGENTS if a in task.spec.reference_models]]
-        scores[task_id] = {a: sandboxed_score(a, task, query, public, private, gold) for a in agents}
-    for task_id, by_agent in scores.items():
-        best_reference = max([v for a, v in by_agent.items() if a != "heuristic"], default=0.0)
-        assert by_agent["heuristic"] >= 0.5 > best_reference, (task_id, scores)
-    assert np.mean([by_agent["heuristic"] for by_agent in scores.values()]) >= 0.8, scores
