@@ -73,14 +73,15 @@ def simulate_site(site: Site, grid: model.Grid, rng: np.random.Generator) -> dic
     swe_day, wtd_day = model.water_balance(grid, met["TA"], met["precip_day"], site.water)
     swe, wtd = model.to_grid(grid, swe_day), model.to_grid(grid, wtd_day)
     flows = model.energy_and_carbon(met, ts, swe, site.carbon, rng)
-    ch4 = model.methane(ts[0], wtd, grid.hour(), site.flux)
+    ch4 = model.methane(ts[0], wtd, grid.hour(), model.substrate(grid, ts[0]), site.flux)
+    ch4_day = ch4 * model.daily_anomaly(grid, rng, site.flux["day_sigma"])
     truth = met | flows | {f"TS_{k + 1}": t for k, t in enumerate(ts)} | {"WTD": wtd, "D_SNOW": swe / 3,
-                                                                          "FCH4": ch4}
+                                                                          "FCH4": ch4_day}
     night_calm = (met["SW_IN"] == 0) & (met["USTAR"] < 0.08)
     masks = processing.gap_masks(grid, rng, site.zone == "boreal", night_calm)
     size = grid.size
     noise = {
-        "FCH4": ch4 * np.exp(0.25 * rng.standard_normal(size) - 0.03125) + rng.standard_normal(size),
+        "FCH4": ch4_day * np.exp(0.25 * rng.standard_normal(size) - 0.03125) + rng.standard_normal(size),
         "NEE": flows["NEE"] + (0.3 + 0.15 * np.abs(flows["NEE"])) * rng.standard_normal(size),
         "WTD": wtd + 0.003 * rng.standard_normal(size),
     } | {f"TS_{k + 1}": t + 0.05 * rng.standard_normal(size) for k, t in enumerate(ts)}

@@ -59,7 +59,8 @@ class Site:
     step_min: int
     climate: dict[str, float]
     water: dict[str, float]
-    flux: dict[str, float]  # q10, f10 (nmol m-2 s-1 at 10 degC, saturated), k_wtd (1/m), diurnal
+    flux: dict[str, float]  # q10, f10 (nmol m-2 s-1 at 10 degC, saturated), k_wtd (1/m), diurnal,
+    # hysteresis (substrate share h of the flux), day_sigma (sd of the daily log anomaly)
     carbon: dict[str, float]
     measured: frozenset[str]  # optional variables this site measures
     n_ts: int  # soil temperature probes TS_1..TS_n
@@ -120,10 +121,12 @@ def _draw_site(rng: np.random.Generator, index: int, zone: str, first_year: int,
     measured = {name for names, share in OPTIONAL.items() if rng.random() < share for name in names}
     if zone == "boreal" and rng.random() < 0.6:
         measured.add("D_SNOW")
+    n_ts = int(rng.integers(1, 5))
+    flux |= {"hysteresis": float(rng.uniform(0.3, 0.7)), "day_sigma": float(rng.uniform(0.1, 0.3))}
     return Site(index, site_id, f"Synthetic {classification} {index + 1:02d}", country, zone, classification,
                 round(lat, 5), round(lon, 5), round(lon / 15), np.datetime64(f"{start}-01-01"),
                 last_day, 60 if index % 8 == 2 else 30, climate, water, flux, carbon,
-                frozenset(measured), int(rng.integers(1, 5)))
+                frozenset(measured), n_ts)
 
 
 def write_metadata(out_dir: Path, sites: list[Site]) -> None:

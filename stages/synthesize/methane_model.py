@@ -9,9 +9,14 @@ Pure numpy; every function takes a site's parameters, the time grid and a seeded
 - Water: a daily bucket: the water table rises with rain and snowmelt (specific yield below the
   surface, open water above), falls with evapotranspiration, relaxes to a site level, spills.
 - Methane (nmol m-2 s-1): `F = F10 * Q10 ** ((TS_1 - 10) / 10) * exp(k * min(WTD, 0))
-  * exp(a * cos(2 pi (hour - 13) / 24))`: a Q10 response to shallow soil temperature, an
-  exponential decline as the water table drops below the surface (WTD > 0 = above the surface,
-  as in FLUXNET-CH4), and a plant-mediated diurnal cycle peaking early afternoon.
+  * (1 - h + h * S) * exp(a * cos(2 pi (hour - 13) / 24))`: a Q10 response to shallow soil
+  temperature, an exponential decline as the water table drops below the surface (WTD > 0 = above
+  the surface, as in FLUXNET-CH4), a substrate supply S and a plant-mediated diurnal cycle peaking
+  early afternoon. S is the growing-season index clip(TS_1 / 15, 0, 1) of the daily mean soil
+  temperature, low-pass filtered with a `SUBSTRATE_TAU_DAYS` time constant (labile carbon from the
+  season's plant growth): it lags temperature, so at one temperature the late season emits more
+  than the early season (seasonal hysteresis, stronger with the site's h). Days differ further by
+  a multiplicative AR(1) anomaly (`daily_anomaly`: ebullition and transport the drivers miss).
 - CO2 and energy: light-response GPP, Q10 respiration, NEE = RECO - GPP; LE/H split of the
   available energy.
 """
@@ -26,6 +31,8 @@ from scipy.special import ndtri
 
 SIGMA_SB = 5.670374419e-8
 TS_TAU_DAYS = (0.3, 2.0, 6.0, 15.0)  # soil temperature time constants for TS_1..TS_4
+SUBSTRATE_TAU_DAYS = 45.0  # substrate pool: time constant of the low-passed growing-season index
+GROWING_TS_C = 15.0  # daily soil temperature at which the growing-season index saturates
 
 
 @dataclass(frozen=True)
@@ -164,12 +171,27 @@ def water_balance(grid: Grid, ta: np.ndarray, precip_day: np.ndarray,
     return swe, level
 
 
-def methane(ts_1: np.ndarray, wtd: np.ndarray, hour: np.ndarray, flux: dict[str, float]) -> np.ndarray:
-    """Noise-free methane flux (nmol m-2 s-1) from soil temperature and water table."""
+def substrate(grid: Grid, ts_1: np.ndarray) -> np.ndarray:
+    """Substrate supply S in [0, 1] on the grid: the low-passed growing-season index (module doc)."""
+    growing = np.clip(ts_1.reshape(grid.n_days, grid.steps).mean(axis=1) / GROWING_TS_C, 0.0, 1.0)
+    alpha = 1.0 / (SUBSTRATE_TAU_DAYS + 1.0)
+    pool = lfilter([alpha], [1, alpha - 1], growing, zi=[(1 - alpha) * growing[:30].mean()])[0]
+    return to_grid(grid, pool)
+
+
+def daily_anomaly(grid: Grid, rng: np.random.Generator, sigma: float) -> np.ndarray:
+    """Multiplicative day-to-day methane anomaly exp(AR(1)) on the grid, mean one."""
+    return to_grid(grid, np.exp(daily_ar1(rng, grid.n_days, 0.6, sigma) - sigma**2 / 2))
+
+
+def methane(ts_1: np.ndarray, wtd: np.ndarray, hour: np.ndarray, supply: np.ndarray,
+            flux: dict[str, float]) -> np.ndarray:
+    """Noise-free methane flux (nmol m-2 s-1) from soil temperature, water table and substrate."""
     temperature = flux["q10"] ** ((ts_1 - 10) / 10)
     water = np.exp(flux["k_wtd"] * np.minimum(wtd, 0))
+    substrate_factor = 1 - flux["hysteresis"] + flux["hysteresis"] * supply
     diurnal = np.exp(flux["diurnal"] * np.cos(2 * np.pi * (hour - 13) / 24))
-    return flux["f10"] * temperature * water * diurnal
+    return flux["f10"] * temperature * water * substrate_factor * diurnal
 
 
 def energy_and_carbon(met: dict[str, np.ndarray], ts: list[np.ndarray], swe: np.ndarray,
