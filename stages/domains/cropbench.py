@@ -4,8 +4,10 @@ Every table keys on `crop` next to `adm_id`, because CY-Bench soil, crop calenda
 are crop-masked (NL11's soil differs between its maize and wheat files): a region's attributes and
 time series are those of one crop. Tables:
 
-- `entities` (crop, adm_id): country, crop calendar (sos/eos day of year) and soil of each region
-  seen in any CY-Bench table; nulls where a file is missing. CY-Bench ships no coordinates.
+- `entities` (crop, adm_id): country, US state, crop calendar (sos/eos day of year) and soil of each
+  region seen in any CY-Bench table; nulls where a file is missing. `state` is the state whose FIPS
+  code a US county's adm_id carries (`US-<state FIPS>-<county FIPS>`), null outside the US.
+  CY-Bench ships no coordinates.
 - `timeseries` (crop, adm_id, date): the union of the meteo, FPAR, NDVI and soil-moisture dates.
   `fpar_pct` / `ndvi` are as observed (null on other days and on NDVI fill); `fpar_interp_pct` /
   `ndvi_interp` interpolate linearly in time between observations at most `MAX_GAP_DAYS` apart
@@ -43,6 +45,18 @@ SERIES = ("meteo", "fpar", "ndvi", "soil_moisture")
 INTERPOLATED = {"fpar_pct": ("fpar_interp_pct", "%"), "ndvi": ("ndvi_interp", "1")}
 KHAKI = ("county_yield", "county_weather", "county_soil", "county_progress", "counties")
 PROVENANCE = ["country_code", "crop_name_raw"]
+US_STATES = {  # FIPS state code -> name, lower case as in the Khaki lookup
+    "01": "alabama", "04": "arizona", "05": "arkansas", "06": "california", "08": "colorado",
+    "09": "connecticut", "10": "delaware", "12": "florida", "13": "georgia", "16": "idaho",
+    "17": "illinois", "18": "indiana", "19": "iowa", "20": "kansas", "21": "kentucky",
+    "22": "louisiana", "23": "maine", "24": "maryland", "25": "massachusetts", "26": "michigan",
+    "27": "minnesota", "28": "mississippi", "29": "missouri", "30": "montana", "31": "nebraska",
+    "32": "nevada", "33": "new hampshire", "34": "new jersey", "35": "new mexico", "36": "new york",
+    "37": "north carolina", "38": "north dakota", "39": "ohio", "40": "oklahoma", "41": "oregon",
+    "42": "pennsylvania", "44": "rhode island", "45": "south carolina", "46": "south dakota",
+    "47": "tennessee", "48": "texas", "49": "utah", "50": "vermont", "51": "virginia",
+    "53": "washington", "54": "west virginia", "55": "wisconsin", "56": "wyoming",
+}
 
 
 def align(inputs: dict[str, dict]) -> list[Table]:
@@ -78,10 +92,17 @@ def _entities(source: dict) -> pd.DataFrame:
     names = ["yield", *SERIES, *STATIC]
     regions = pd.concat([source[name][[*REGION, "country_code"]] for name in names], ignore_index=True)
     entities = regions.drop_duplicates(REGION).sort_values(REGION, kind="stable", ignore_index=True)
+    entities.insert(3, "state", us_state(entities[ENTITY_KEY]))
     for name, columns in STATIC.items():
         static = source[name][[*REGION, *columns]]
         entities = entities.merge(static, on=REGION, how="left", validate="one_to_one")
     return entities
+
+
+def us_state(adm_id: pd.Series) -> pd.Series:
+    """The US state of `US-ss-ccc` region ids (FIPS state code ss); null for any other id."""
+    code = adm_id.astype(str).str.extract(r"^US-(\d{2})-\d{3}$", expand=False)
+    return code.map(US_STATES).astype("string")
 
 
 def _timeseries(source: dict) -> pd.DataFrame:

@@ -93,14 +93,16 @@ def _harvest(c: Counties, year: int, weather: dict[str, np.ndarray],
 
     The effect (t/ha) compares both potential outcomes of every county under the same weather and noise.
     """
-    shift, local, noise = rng.normal(0, 4), rng.normal(0, 3, len(c)), rng.standard_normal(len(c))
+    shift, local, noise = rng.normal(0, 3), rng.normal(0, 3, len(c)), rng.standard_normal(len(c))
+    warmth = weather["spring_warmth"]
     outcomes = {}
     for early in (False, True):
         practice = np.full(len(c), early)
-        stats = model.season(weather, model.planting(c, shift, local, practice), c.season_days, c.awc_cm_m)
+        plant = model.planting(c, shift, local, practice, warmth)
+        stats = model.season(weather, plant, c.season_days, c.awc_cm_m)
         outcomes[early] = model.yield_t_ha(year, c, stats, practice, noise)
     bushels = np.round(np.where(c.early_planting, outcomes[True], outcomes[False]) / BU_AC_T_HA, 1)
-    plant = model.planting(c, shift, local, c.early_planting.astype(float))
+    plant = model.planting(c, shift, local, c.early_planting.astype(float), warmth)
     return bushels, plant, outcomes[True] - outcomes[False]
 
 
@@ -200,6 +202,7 @@ def _write_truth(out_dir: Path, c: Counties, yields: list, effects: list, params
         "description": "Hidden generator truth of synthesize@crops; not part of either raw layout.",
         "params": params.model_dump(),
         "yield_model_t_ha": model.COEF,
+        "planting_days_per_spring_c": model.PLANT_DAYS_PER_C,
         "special_years": {str(y): {"summer_dt_c": t, "rain_multiplier": m} for y, (t, m) in
                           model.SPECIAL_YEARS.items()},
         "early_planting": {"shift_days": EARLY_SHIFT_DAYS, "true_ate_t_ha": round(ate, 6),

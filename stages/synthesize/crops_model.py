@@ -8,9 +8,16 @@ ET0 by Hargreaves; VPD from saturation vapour pressure at tmax/tmin and a dew po
 
 Yield (t/ha) over the season window [planting, planting + season):
     10.4 + 0.11 (year - 2000) + 0.10 (awc - 17) + 0.55 wealth + county effect + 0.45 early
-    + 0.002 (min(GDD, 1450) - 1350) - 0.025 EDD - 0.010 (1 - 0.6 irrigated) water stress + noise
+    + 0.002 (min(GDD, 1450) - 1350) - 0.025 EDD - 0.010 (1 - 0.6 irrigated) water stress
+    + 0.40 spring warmth - (0.10 + 0.006 (year - 2000)) max(silking VPD - 9 hPa, 0) + noise
 GDD: degree days of tavg (capped at 30 degC) above 10 degC; EDD: degree days of tmax above 30 degC;
-water stress: crop demand (kc * ET0) minus rain, beyond what the soil stores (0.6 * awc * 10 mm).
+water stress: crop demand (kc * ET0) minus rain, beyond what the soil stores: 0.6 * awc * 10 mm,
+scaled by the spring recharge (April-May rain over its climatology, clipped to [0.5, 1.2]).
+Spring warmth (mean tavg anomaly of April-May, degC) also moves planting 3 days earlier per degC:
+warm springs plant early *and* yield more (better establishment), so a naive regression of yield on
+planting date within counties overstates what planting earlier does. Silking VPD (mean VPD from 50
+to 90 days after planting) costs yield with a sensitivity that rises over the years (drought
+sensitivity grew as yields rose in the Midwest).
 """
 
 from __future__ import annotations
@@ -25,7 +32,13 @@ from stages.synthesize.crops_counties import EARLY_SHIFT_DAYS, Counties
 
 COEF = {"base": 10.4, "trend_per_year": 0.11, "awc_per_cm_m": 0.10, "wealth_per_sd": 0.55,
         "early_direct": 0.45, "gdd": 0.002, "gdd_cap": 1450.0, "gdd_ref": 1350.0, "edd": -0.025,
-        "water_stress_per_mm": -0.010, "irrigation_relief": 0.6, "noise_sd": 0.4}
+        "water_stress_per_mm": -0.010, "irrigation_relief": 0.6, "noise_sd": 0.4,
+        "spring_warmth_per_c": 0.4, "vpd_per_hpa": -0.10, "vpd_per_hpa_per_year": -0.006,
+        "vpd_threshold_hpa": 9.0}
+PLANT_DAYS_PER_C = -3.0  # planting moves earlier in warm springs
+SPRING_DOY = (91, 152)  # April and May
+SILKING_DAYS = (50, 90)  # after planting: the VPD-sensitive window
+RECHARGE_CLIP = (0.5, 1.2)
 SPECIAL_YEARS = {1988: (2.0, 0.55), 2012: (2.3, 0.6)}  # summer temperature anomaly, rain multiplier
 WET_PROBABILITY = 0.32
 
@@ -37,6 +50,8 @@ class Season:
     gdd: np.ndarray
     edd: np.ndarray
     water_stress_mm: np.ndarray
+    vpd_silking_hpa: np.ndarray
+    spring_warmth_c: np.ndarray
 
 
 def simulate_weather(seed: int, year: int, c: Counties, swe0: np.ndarray) -> dict[str, np.ndarray]:
@@ -58,7 +73,8 @@ def simulate_weather(seed: int, year: int, c: Counties, swe0: np.ndarray) -> dic
     z = 0.6 * rng.standard_normal((n_days, 1)) + 0.8 * rng.standard_normal((n_days, len(c)))
     wet = ndtr(z) < WET_PROBABILITY * multiplier ** (0.5 * summer)
     annual = np.clip(950 + 35 * (lon + 90), 400, 1300)
-    mean = annual / 365 * (1 + 0.35 * np.sin(2 * np.pi * (doy - 80) / 365)) * multiplier**summer
+    normal = annual / 365 * (1 + 0.35 * np.sin(2 * np.pi * (doy - 80) / 365))
+    mean = normal * multiplier**summer
     prec = np.where(wet, rng.standard_gamma(0.8, wet.shape) * mean / (WET_PROBABILITY * 0.8), 0.0)
     dtr = np.clip(11.5 - 4 * wet + rng.normal(0, 1.5, wet.shape), 3, 20)
     tmax, tmin = tavg + dtr / 2, tavg - dtr / 2
@@ -74,19 +90,25 @@ def simulate_weather(seed: int, year: int, c: Counties, swe0: np.ndarray) -> dic
         snow, melt = np.where(tavg[day] < 0, prec[day], 0), np.clip(3 * tavg[day], 0, None)
         level = np.maximum(0.0, level + snow - melt)
         swe[day] = level
+    spring = slice(SPRING_DOY[0] - 1, SPRING_DOY[1])
     return {"tmin": tmin, "tmax": tmax, "tavg": tavg, "prec": prec, "rad": rad, "et0": et0,
-            "vpd": vpd, "ea_hpa": ea, "swe": swe}
+            "vpd": vpd, "ea_hpa": ea, "swe": swe,
+            "spring_warmth": (tavg[spring] - t_mean[spring]).mean(0),
+            "spring_recharge": prec[spring].sum(0) / normal[spring].sum(0)}
 
 
 def season(weather: dict[str, np.ndarray], plant: np.ndarray, days: np.ndarray, awc: np.ndarray) -> Season:
-    """GDD, EDD and water stress over each county's window [plant, plant + days)."""
+    """GDD, EDD, water stress and silking VPD over each county's window [plant, plant + days)."""
     t = np.arange(1, weather["tavg"].shape[0] + 1, dtype=float)[:, None] - plant[None, :]
     inside = (t >= 0) & (t < days[None, :])
     gdd = (np.clip(np.minimum(weather["tavg"], 30) - 10, 0, None) * inside).sum(0)
     edd = (np.clip(weather["tmax"] - 30, 0, None) * inside).sum(0)
     kc = 0.3 + 0.85 * expit((t - 35) / 8) - 0.55 * expit((t - days[None, :] + 20) / 8)
     deficit = ((kc * weather["et0"] - weather["prec"]) * inside).sum(0)
-    return Season(gdd, edd, np.clip(deficit - 0.6 * awc * 10, 0, None))
+    store = 0.6 * awc * 10 * np.clip(weather["spring_recharge"], *RECHARGE_CLIP)
+    silking = (t >= SILKING_DAYS[0]) & (t < SILKING_DAYS[1])
+    vpd = (weather["vpd"] * silking).sum(0) / silking.sum(0)
+    return Season(gdd, edd, np.clip(deficit - store, 0, None), vpd, weather["spring_warmth"])
 
 
 def yield_t_ha(year: int, c: Counties, s: Season, early: np.ndarray, noise: np.ndarray) -> np.ndarray:
@@ -96,13 +118,24 @@ def yield_t_ha(year: int, c: Counties, s: Season, early: np.ndarray, noise: np.n
     value = (k["base"] + k["trend_per_year"] * (year - 2000) + k["awc_per_cm_m"] * (c.awc_cm_m - 17)
              + k["wealth_per_sd"] * c.wealth + c.county_effect + k["early_direct"] * early
              + k["gdd"] * (np.minimum(s.gdd, k["gdd_cap"]) - k["gdd_ref"]) + k["edd"] * s.edd + water
-             + k["noise_sd"] * noise)
+             + k["spring_warmth_per_c"] * s.spring_warmth_c + vpd_sensitivity(year)
+             * np.clip(s.vpd_silking_hpa - k["vpd_threshold_hpa"], 0, None) + k["noise_sd"] * noise)
     return np.clip(value, 0.8, None)
 
 
-def planting(c: Counties, year_shift: float, local: np.ndarray, early: np.ndarray) -> np.ndarray:
-    """Planting day of year under practice `early` (the county mean moves by the early shift)."""
-    return c.plant_doy + EARLY_SHIFT_DAYS * (c.early_planting.astype(float) - early) + year_shift + local
+def vpd_sensitivity(year: int) -> float:
+    """Yield change per hPa of silking VPD above the threshold (t/ha/hPa), growing over the years."""
+    return COEF["vpd_per_hpa"] + COEF["vpd_per_hpa_per_year"] * (year - 2000)
+
+
+def planting(c: Counties, year_shift: float, local: np.ndarray, early: np.ndarray,
+             spring_warmth: np.ndarray) -> np.ndarray:
+    """Planting day of year under practice `early` (the county mean moves by the early shift).
+
+    Warm springs plant earlier (`PLANT_DAYS_PER_C` days per degC of April-May warmth).
+    """
+    return (c.plant_doy + EARLY_SHIFT_DAYS * (c.early_planting.astype(float) - early) + year_shift + local
+            + PLANT_DAYS_PER_C * spring_warmth)
 
 
 def canopy(doy: np.ndarray, plant: np.ndarray, days: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -131,3 +131,14 @@ def test_khaki_counties_get_imagery_of_a_county_sized_square(tmp_path):
                                                                 cropbench.COUNTY_SIDE_M)})
     assert first["relief_mean_m"] == direct.loc[direct["variable"] == "relief", "mean"].iloc[0]
     assert "relief_mean_m" not in tables["entities"]  # CY-Bench regions have no coordinates
+
+
+def test_us_state_comes_from_the_fips_code_of_the_region_id():
+    ids = pd.Series(["US-17-003", "US-46-101", "NL11", "US-99-001"])
+    assert cropbench.us_state(ids).tolist() == ["illinois", "south dakota", pd.NA, pd.NA]
+
+
+def test_synthetic_entities_carry_their_state(tiny):
+    entities = tiny["entities"]
+    assert entities.columns.tolist()[:4] == ["crop", "adm_id", "country_code", "state"]
+    assert entities["state"].notna().all()

@@ -195,3 +195,47 @@ def test_params_are_validated():
         Params(n_counties=1106, first_year=2000, last_year=2001)
     with pytest.raises(ValidationError):
         Params(n_counties=3, first_year=2000, last_year=2001, unknown=1)
+
+
+def test_warm_springs_plant_earlier_and_yield_more(mid):
+    """The confounder: spring warmth moves both planting (Khaki progress) and yield, within counties."""
+    read, truth = mid
+    meteo = read["meteo"]
+    stamp = pd.to_datetime(meteo["date"].astype(str))
+    spring = meteo[stamp.dt.month.isin([4, 5])].assign(harvest_year=stamp.dt.year)
+    warmth = spring.groupby(["adm_id", "harvest_year"])["tavg_c"].mean()
+    loc_to_adm = {str(entry["loc_id"]): adm for adm, entry in truth["counties"].items()}
+    progress = read["county_progress"].assign(adm_id=lambda f: f["loc_id"].map(loc_to_adm))
+    half = progress[progress["progress_pct"] >= 50].groupby(["adm_id", "year"])["planting_week"].min()
+    data = read["yield"].set_index(["adm_id", "harvest_year"])[["yield_t_ha"]].join(warmth)
+    data["week"] = half.rename_axis(["adm_id", "harvest_year"])
+    within = data.groupby(level=0).transform(lambda s: s - s.mean()).dropna()
+    assert truth["planting_days_per_spring_c"] == -3.0
+    assert np.corrcoef(within["tavg_c"], within["week"])[0, 1] < -0.3
+    years = within.index.get_level_values(1).to_numpy(float)
+    x = np.column_stack([np.ones(len(years)), years, within["tavg_c"], within["week"]])
+    _, _, warm, week = np.linalg.lstsq(x, within["yield_t_ha"].to_numpy(), rcond=None)[0]
+    assert warm > 0.1  # warm springs yield more ...
+    x_naive = np.column_stack([np.ones(len(years)), years, within["week"]])
+    naive = np.linalg.lstsq(x_naive, within["yield_t_ha"].to_numpy(), rcond=None)[0][2]
+    assert naive < week  # ... so planting week alone takes credit for the spring's warmth
+
+
+def test_spring_warmth_and_silking_vpd_enter_the_yield_as_designed():
+    from stages.synthesize import crops_model as model
+    from stages.synthesize.crops_counties import draw_counties
+    c = draw_counties(1, 3)
+    ones, zeros = np.ones(3), np.zeros(3)
+    calm = model.Season(gdd=ones * 1350, edd=zeros, water_stress_mm=zeros, vpd_silking_hpa=ones * 9,
+                        spring_warmth_c=zeros)
+    warm = model.Season(**{**calm.__dict__, "spring_warmth_c": ones})
+    dry = model.Season(**{**calm.__dict__, "vpd_silking_hpa": ones * 11})
+    base = model.yield_t_ha(2010, c, calm, zeros.astype(bool), zeros)
+    np.testing.assert_allclose(model.yield_t_ha(2010, c, warm, zeros.astype(bool), zeros) - base, 0.4)
+    np.testing.assert_allclose(model.yield_t_ha(2010, c, dry, zeros.astype(bool), zeros) - base, -0.32)
+
+
+def test_vpd_sensitivity_rises_over_the_years():
+    from stages.synthesize.crops_model import vpd_sensitivity
+    assert vpd_sensitivity(2000) == pytest.approx(-0.10)
+    assert vpd_sensitivity(2018) == pytest.approx(-0.208)
