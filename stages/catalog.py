@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from stages.grading.profiles import PROFILE_DEFINITIONS
 from stages.hashing import content_hash
 
 STBENCH_CATEGORIES = (
@@ -45,13 +47,20 @@ class Source(Strict):
     doi: str | None = None
 
 
-class Tags(Strict):
-    """ST-Bench Appendix C.4 tag axes."""
+CAPABILITIES = Literal["modeling", "discovery", "optimization", "robustness"]
+PIPELINE_STAGES = Literal["modeling", "data_analysis", "evaluation", "data_preparation"]
+COGNITIVE_SKILLS = Literal["predictive", "diagnostic", "prescriptive", "descriptive"]
+MAS_CHALLENGES = Literal["synthesis", "parallel_search", "long_horizon_planning", "error_recovery",
+                         "decomposition"]
 
-    capability: list[str] = []
-    pipeline_stage: list[str] = []
-    cognitive_skill: list[str] = []
-    mas_challenge: list[str] = []
+
+class Tags(Strict):
+    """ST-Bench Appendix C.4 tag axes, with its vocabularies."""
+
+    capability: list[CAPABILITIES] = []
+    pipeline_stage: list[PIPELINE_STAGES] = []
+    cognitive_skill: list[COGNITIVE_SKILLS] = []
+    mas_challenge: list[MAS_CHALLENGES] = []
 
 
 class GradeSpec(Strict):
@@ -160,20 +169,41 @@ class ArtifactSpec(Strict):
 class TruthSpec(Strict):
     """The query's hidden truth, withheld from the public files at staging time.
 
-    - `holdout`: `column` is withheld (null) on the last `test_share` of the scope's calendar days;
-      the truth is its observed values there.
-    - `hidden_gaps`: runs of `run_days` consecutive observed days per entity, about `fraction` of
-      its observed days, drawn with a seed from the query id, are withheld (null).
-    - `signatures`: nothing is withheld; the truth is the benchmark's feature space of the scope's
-      entities (`stages.grading.signatures`), in which a partition is graded.
+    - `holdout`: `column` is withheld (null) on the last `test_share` of the scope's period (days,
+      or calendar years when `time` is a year column); the truth is its observed values there.
+    - `hidden_gaps`: runs of `run_days` consecutive observed time steps per entity, about `fraction`
+      of its observed steps, drawn with a seed from the query id, are withheld (null).
+    - `held_out_entities`: `column` is withheld on every time step of a seeded `test_share` of
+      the scope's entities (prediction where nothing was measured).
+    - `signatures`: nothing is withheld; the truth is the benchmark's hydrological signature space
+      of the scope's entities (`stages.grading.signatures`), in which a partition is graded.
+    - `profiles`: nothing is withheld; the truth is the per-entity feature space `features` of
+      `column` (`stages.grading.profiles`), in which a partition is graded.
+    - `labels`: `column` of `table` (the entities table) is removed from the public files; the
+      truth is each entity's label.
+
+    `time` is the time column of `table`: `date`, `timestamp_start` or a year column.
     """
 
-    kind: Literal["holdout", "hidden_gaps", "signatures"]
+    kind: Literal["holdout", "hidden_gaps", "held_out_entities", "signatures", "profiles", "labels"]
     table: str = "timeseries"
     column: str
+    time: Literal["date", "timestamp_start", "harvest_year", "year"] = "date"
     test_share: float = Field(0.3, gt=0, lt=1)
     fraction: float = Field(0.1, gt=0, lt=0.5)
     run_days: tuple[int, int] = (5, 30)
+    features: list[str] = []
+
+    @model_validator(mode="after")
+    def _features_fit(self) -> TruthSpec:
+        if self.kind == "profiles":
+            unknown = sorted(set(self.features) - set(PROFILE_DEFINITIONS))
+            if unknown or not self.features:
+                raise ValueError(f"profiles truth needs features from {list(PROFILE_DEFINITIONS)}, "
+                                 f"got {self.features}")
+        elif self.features:
+            raise ValueError(f"`features` belongs to a profiles truth, not {self.kind}")
+        return self
 
 
 class DataSpec(Strict):
@@ -227,6 +257,7 @@ class ScopeSpec(Strict):
     citation: str = ""
     entities: dict[str, Any] = {}
     years: tuple[int, int] | None = None
+    period: tuple[date, date] | None = None  # a sub-year window, inclusive (e.g. one season)
     sample: int | None = None
     seed: int = 0
 

@@ -113,7 +113,8 @@ def draw_queries(
             continue
         queries.append(Query(query_id, task.spec.id, task.task_hash, name, resolved.kind,
                              resolved.citation, len(resolved.entities), resolved.start,
-                             resolved.end, render_prompt(task.spec, resolved), resolved.entities))
+                             resolved.end, render_prompt(task.spec, resolved, query_id),
+                             resolved.entities))
     return queries, discards
 
 

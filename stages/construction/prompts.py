@@ -12,7 +12,7 @@ from string import Template
 
 from stages.catalog import AnswerSpec, TaskSpec
 from stages.construction.scopes import ResolvedScope, render_scope_block
-from stages.grading.truth import rows_rule, split_day
+from stages.grading.truth import held_out, rows_rule, test_start
 
 ANSWER_BLOCK = re.compile(r"## Answer format\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
 ARTIFACT_BLOCK = re.compile(r"## Artifact\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
@@ -63,37 +63,42 @@ def render_answer_block(answer: AnswerSpec) -> str:
     )
 
 
-def artifact_schema(task: TaskSpec, scope: ResolvedScope) -> dict:
+def artifact_schema(task: TaskSpec, scope: ResolvedScope, query_id: str = "") -> dict:
     """The public description of the artifact: file, key, value columns and the rows owed."""
     artifact, truth = task.artifact, task.truth
     rows: dict = {"kind": "entities", "column": truth.column}
+    where = {"table": truth.table, "time": truth.time, "column": truth.column}
     if truth.kind == "holdout":
-        rows = {"kind": "holdout", "column": truth.column,
-                "from": split_day(scope.start, scope.end, truth.test_share).isoformat(),
+        rows = {"kind": "holdout", **where,
+                "from": test_start(truth, scope.start, scope.end).isoformat(),
                 "to": scope.end.isoformat()}
     elif truth.kind == "hidden_gaps":
-        rows = {"kind": "hidden_gaps", "column": truth.column}
+        rows = {"kind": "hidden_gaps", **where}
+    elif truth.kind == "held_out_entities":
+        rows = {"kind": "held_out_entities", **where,
+                "entities": held_out(list(scope.entities), truth.test_share, query_id)}
     return {"file": artifact.file, "key": artifact.key, "columns": artifact.columns,
             "descriptions": artifact.descriptions, "rows": rows}
 
 
-def render_artifact_block(task: TaskSpec, scope: ResolvedScope) -> str:
+def render_artifact_block(task: TaskSpec, scope: ResolvedScope, query_id: str = "") -> str:
     """Render the artifact block: what to hand in besides answer.json, and that it is graded."""
-    schema = artifact_schema(task, scope)
+    schema = artifact_schema(task, scope, query_id)
     columns = ", ".join(f"`{c}` ({t})" for c, t in [*((k, "key") for k in schema["key"]),
                                                     *schema["columns"].items()])
+    rule = rows_rule(task.truth, scope.entity_key, scope.start, scope.end,
+                     schema["rows"].get("entities"))
     return (
         "## Artifact\n\n"
-        f"Also write `work/{schema['file']}` (Parquet) with the columns {columns} and "
-        f"{rows_rule(task.truth, scope.entity_key, scope.start, scope.end)}. The harness computes "
-        "every metric itself from this file on data you do not have; the metrics you report in "
-        "`answer.json` are compared with its values.\n\n"
+        f"Also write `work/{schema['file']}` (Parquet) with the columns {columns} and {rule}. "
+        "The harness computes every metric itself from this file on data you do not have; the "
+        "metrics you report in `answer.json` are compared with its values.\n\n"
         f"```json\n{json.dumps(schema, sort_keys=True)}\n```\n"
     )
 
 
-def render_prompt(task: TaskSpec, scope: ResolvedScope) -> str:
-    """Render the full prompt.md of one query."""
+def render_prompt(task: TaskSpec, scope: ResolvedScope, query_id: str = "") -> str:
+    """Render the full prompt.md of one query (the id seeds which entities a query holds out)."""
     values = {
         "scope_description": scope.description,
         "n_entities": str(len(scope.entities)),
@@ -108,7 +113,7 @@ def render_prompt(task: TaskSpec, scope: ResolvedScope) -> str:
         f"# {task.id}\n\n{body.strip()}\n\n"
         "The data are in `data/` (read-only; see `data/README.md`). Work in `work/`.\n\n"
         f"{render_scope_block(scope)}\n{render_answer_block(task.answer)}"
-        + (f"\n{render_artifact_block(task, scope)}" if task.artifact is not None else "")
+        + (f"\n{render_artifact_block(task, scope, query_id)}" if task.artifact is not None else "")
     )
 
 

@@ -95,6 +95,8 @@ def resolve_scope(
     if scope.years is not None:
         start = max(start, date(scope.years[0], 1, 1))
         end = min(end, date(scope.years[1], 12, 31))
+    if scope.period is not None:
+        start, end = max(start, scope.period[0]), min(end, scope.period[1])
     years = (end - start).days / 365.25 if end >= start else 0.0
     if years + 1e-9 < min_years - 0.01:
         raise ScopeUnavailable(f"scope covers {years:.2f} years of data, the task needs {min_years}")

@@ -25,22 +25,26 @@ from stages.catalog import CatalogTask
 from stages.construction.drawing import Query, data_readme
 from stages.construction.prompts import ARTIFACT_BLOCK
 from stages.grading.references import grade_references
-from stages.grading.truth import withhold
+from stages.grading.truth import TIMESTAMP_COLUMNS, YEAR_COLUMNS, withhold
 from stages.hashing import write_json
 from stages.repository import write_parquet, write_tables
 from stages.tables import Table
 
 
 def scoped_tables(tables: list[Table], key: str, query: Query) -> list[Table]:
-    """The task's tables cut to the query's entities and dates (inclusive)."""
+    """The task's tables cut to the query's entities and period (inclusive) by their time columns:
+    dates, timestamps (every instant of the last day kept) and whole years."""
     out = []
     for table in tables:
         frame = table.frame
         if key in frame.columns:
             frame = frame[frame[key].astype(str).isin(query.entities)]
-        if "date" in frame.columns:
-            dates = pd.to_datetime(frame["date"])
-            frame = frame[(dates >= pd.Timestamp(query.start)) & (dates <= pd.Timestamp(query.end))]
+        for column in frame.columns.intersection(["date", *TIMESTAMP_COLUMNS]):
+            times = pd.to_datetime(frame[column])
+            frame = frame[(times >= pd.Timestamp(query.start))
+                          & (times < pd.Timestamp(query.end) + pd.Timedelta(days=1))]
+        for column in frame.columns.intersection(list(YEAR_COLUMNS)):
+            frame = frame[frame[column].between(query.start.year, query.end.year)]
         out.append(replace(table, frame=frame.reset_index(drop=True)))
     return out
 
@@ -71,11 +75,11 @@ def stage_query(task: CatalogTask, tables: list[Table], key: str, query: Query, 
     spec = task.spec
     if spec.truth is not None:
         withheld = withhold(spec.truth, {t.name: t.frame for t in scoped}, key, query.start,
-                            query.end, query.query_id)
+                            query.end, query.query_id, list(query.entities))
         scoped = [replace(t, frame=withheld.tables[t.name]) for t in scoped]
         write_parquet(withheld.truth, private / "truth.parquet")
         write_parquet(withheld.required, private / "required.parquet")
-        if spec.truth.kind != "signatures":
+        if spec.truth.kind in ("holdout", "hidden_gaps", "held_out_entities"):
             note = (f"`{spec.truth.column}` is null where it is withheld for evaluation (see the "
                     "prompt's artifact block) and where it was never observed.")
         artifact_block = json.loads(ARTIFACT_BLOCK.search(query.prompt).group("json"))

@@ -20,6 +20,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from stages.catalog import ArtifactSpec
+from stages.grading.truth import TIMESTAMP_COLUMNS, YEAR_COLUMNS
 
 MAX_UNCOMPRESSED_BYTES = 512 << 20
 EXTRA_ROWS_ALLOWED = 1_000_000
@@ -51,14 +52,25 @@ def _footer_checks(data: bytes, spec: ArtifactSpec, required_rows: int) -> pq.Pa
     return parquet
 
 
+def key_form(values: pd.Series, column: str) -> pd.Series:
+    """A key column in the form rows are matched on: dates (to the day) and timestamps as
+    datetime64, years as whole numbers, anything else as text."""
+    if column == "date":
+        return pd.to_datetime(values).dt.normalize().astype("datetime64[ns]")
+    if column in TIMESTAMP_COLUMNS:
+        return pd.to_datetime(values).astype("datetime64[ns]")
+    if column in YEAR_COLUMNS:
+        numbers = pd.to_numeric(values, errors="raise").to_numpy(dtype=float)
+        if not np.all(np.isfinite(numbers)) or not np.all(numbers == np.round(numbers)):
+            raise ArtifactError(f"key column {column!r} must hold whole years")
+        return pd.Series(numbers.astype(np.int64), index=values.index)
+    return values.astype(str)
+
+
 def _normalise(frame: pd.DataFrame, spec: ArtifactSpec) -> pd.DataFrame:
     out = pd.DataFrame(index=frame.index)
     for column in spec.key:
-        values = frame[column]
-        if column == "date":
-            out[column] = pd.to_datetime(values).dt.normalize().astype("datetime64[ns]")
-        else:
-            out[column] = values.astype(str)
+        out[column] = key_form(frame[column], column)
     for column, dtype in spec.columns.items():
         values = pd.to_numeric(frame[column], errors="raise") if dtype in ("float", "int") else frame[column]
         if dtype == "int":
@@ -104,8 +116,7 @@ def read_artifact(data: bytes, spec: ArtifactSpec, required: pd.DataFrame) -> pd
         raise ArtifactError(f"{spec.file}: {int(duplicated.sum())} duplicate keys (first: {first})")
     wanted = required[spec.key].copy()
     for column in spec.key:
-        wanted[column] = (wanted[column].astype("datetime64[ns]") if column == "date"
-                          else wanted[column].astype(str))
+        wanted[column] = key_form(wanted[column], column)
     merged = wanted.merge(frame, on=spec.key, how="left", indicator=True)
     absent = merged["_merge"] == "left_only"
     if absent.any():

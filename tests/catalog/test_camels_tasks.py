@@ -272,6 +272,7 @@ def test_holdout_staging_withholds_the_test_period_and_stays_in_scope(task_id, s
     # The test period is the last 30 % of the 1096 calendar days: from day floor(0.7 * 1096) = 767.
     first_test = pd.Timestamp(date(2000, 1, 1) + timedelta(days=767))
     assert artifact_block(query.prompt)["rows"] == {"kind": "holdout", "column": "qobs_mm_d",
+                                                    "table": "timeseries", "time": "date",
                                                     "from": first_test.date().isoformat(),
                                                     "to": "2002-12-31"}
     test = public["date"] >= first_test

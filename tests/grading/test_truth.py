@@ -199,8 +199,8 @@ def test_signatures_withhold_nothing_and_the_truth_is_one_standardised_row_per_e
 def test_rows_rule_names_the_test_period_or_the_null_days_or_the_entities():
     start, end = date(2000, 1, 1), date(2000, 1, 10)
     assert rows_rule(HOLDOUT, "gauge_id", start, end) == (
-        "one row per `gauge_id` of the scope and per day from 2000-01-08 to 2000-01-10 (the test "
-        "period, where `qobs_mm_d` is withheld)")
+        "one row per `gauge_id` of the scope and per day (`date`) from 2000-01-08 to 2000-01-10 "
+        "(the test period, where `qobs_mm_d` is withheld)")
     assert "where `qobs_mm_d` is null in `data/`" in rows_rule(GAPS, "gauge_id", start, end)
     assert rows_rule(TruthSpec(kind="signatures", column="qobs_mm_d"), "gauge_id", start, end) == (
         "one row per `gauge_id` of the scope")
