@@ -2,4 +2,4 @@
 
 from stages.registry import LazyModules
 
-SOURCES = LazyModules("stages.sources", ["camels_us", "crops", "fluxnet_ch4", "hdf", "imagery", "molecules"])
+SOURCES = LazyModules("stages.sources", ["camels_us", "control", "crops", "fluxnet_ch4", "hdf", "imagery", "molecules"])

@@ -1,9 +1,10 @@
 """Synthetic raw-data generators, one module per source, each writing the source's native format."""
 
-from stages.synthesize import camels_us, crops, fluxnet_ch4, hdf, imagery, molecules
+from stages.synthesize import camels_us, control, crops, fluxnet_ch4, hdf, imagery, molecules
 
 SYNTHESIZERS = {
     "camels_us": camels_us,
+    "control": control,
     "crops": crops,
     "fluxnet_ch4": fluxnet_ch4,
     "hdf": hdf,
