@@ -1,0 +1,186 @@
+"""Shared helpers of the cropbench annotator scripts: read a query, build county-season features.
+
+Mounted read-only beside each task's reproduce.py when the annotator runs in the sandbox. Like the
+scripts, it imports only what an agent's environment has (numpy, pandas, scikit-learn).
+
+A county-season is (adm_id, harvest_year). Its weather features are aggregated over windows placed
+by the county's crop calendar (`sos_doy`, start of season): the season [sos, sos + 130 days), the
+silking window [sos + 50, sos + 90) where heat and dry air hurt maize most, and the spring
+(April-May) before planting. Only the features whose daily columns the query stages are built.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+
+KEY, YEAR = "adm_id", "harvest_year"
+SCOPE_BLOCK = re.compile(r"## Scope\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
+ARTIFACT_BLOCK = re.compile(r"## Artifact\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
+SEASON_DAYS = 130
+SILKING = (50, 90)  # days after the start of season
+SPRING_MONTHS = (4, 5)
+GDD_BASE_C, GDD_CAP_C, HEAT_C = 10.0, 30.0, 30.0
+TMAX_BINS_C = (-np.inf, 20.0, 25.0, 29.0, 32.0, 35.0, np.inf)  # days in each tmax band (season)
+
+
+def read_scope(prompt: Path) -> dict:
+    """Return the JSON scope block (entity_key, entities, start, end) of the rendered prompt."""
+    match = SCOPE_BLOCK.search(prompt.read_text())
+    if match is None:
+        raise ValueError(f"{prompt}: no '## Scope' block with a ```json fence")
+    return json.loads(match.group("json"))
+
+
+def read_artifact_spec(prompt: Path) -> dict:
+    """Return the JSON artifact block (file, key, columns, rows) of the rendered prompt."""
+    match = ARTIFACT_BLOCK.search(prompt.read_text())
+    if match is None:
+        raise ValueError(f"{prompt}: no '## Artifact' block with a ```json fence")
+    return json.loads(match.group("json"))
+
+
+def write_answer(metrics: dict[str, float]) -> None:
+    """Write work/answer.json as `{"metrics": {name: value rounded to 1e-6}}`."""
+    Path("work").mkdir(exist_ok=True)
+    document = {"metrics": {name: round(float(value), 6) for name, value in metrics.items()}}
+    Path("work/answer.json").write_text(json.dumps(document, indent=2, sort_keys=True))
+
+
+def write_artifact(frame: pd.DataFrame, artifact: dict) -> None:
+    """Write the artifact's key and value columns to work/<file>."""
+    Path("work").mkdir(exist_ok=True)
+    frame[artifact["key"] + list(artifact["columns"])].to_parquet(Path("work") / artifact["file"], index=False)
+
+
+def read_table(data_dir: Path, name: str, scope: dict, columns: list[str] | None = None) -> pd.DataFrame:
+    """Rows of the scope's counties and period only (dates or harvest years), sorted by key and time."""
+    table = pq.read_table(data_dir / f"{name}.parquet", columns=columns,
+                          filters=[(KEY, "in", list(scope["entities"]))])
+    frame = table.to_pandas(ignore_metadata=True, date_as_object=False)  # plain str keys, datetime64 dates
+    start, end = pd.Timestamp(scope["start"]), pd.Timestamp(scope["end"])
+    time = "date" if "date" in frame.columns else YEAR if YEAR in frame.columns else None
+    if time == "date":
+        frame = frame[frame["date"].between(start, end)]
+    elif time == YEAR:
+        frame = frame[frame[YEAR].between(start.year, end.year)]
+    order = [KEY] + ([time] if time else [])
+    return frame.sort_values(order, kind="stable").reset_index(drop=True)
+
+
+def read_query(columns: list[str], target: str) -> tuple[dict, dict, pd.DataFrame, pd.DataFrame]:
+    """(scope, artifact block, county-seasons with `target` and features, entities) of the query here.
+
+    `columns` are the daily columns to build features from (empty: none); rows whose target is
+    null are the ones the artifact owes.
+    """
+    prompt, data = Path("prompt.md"), Path("data")
+    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
+    entities = read_table(data, "entities", scope).set_index(KEY)
+    yields = read_table(data, "yields", scope)
+    keep = [KEY, YEAR] + [c for c in (target, "harvest_area_ha", "yield_t_ha", "production_t")
+                          if c in yields.columns and c not in (KEY, YEAR)]
+    panel = yields[list(dict.fromkeys(keep))].set_index([KEY, YEAR])
+    if columns:
+        series = read_table(data, "timeseries", scope, [KEY, "date", *columns])
+        panel = panel.join(season_features(series, entities["sos_doy"]), how="left")
+    return scope, artifact, panel.reset_index(), entities
+
+
+def season_features(series: pd.DataFrame, sos_doy: pd.Series) -> pd.DataFrame:
+    """Weather and canopy features per (adm_id, harvest_year) from the daily columns present."""
+    frame = series.assign(**{YEAR: series["date"].dt.year})
+    day = frame["date"].dt.day_of_year - frame[KEY].map(sos_doy).fillna(120.0).to_numpy()
+    season, silking = day.between(0, SEASON_DAYS - 1), day.between(*SILKING, inclusive="left")
+    spring = frame["date"].dt.month.isin(SPRING_MONTHS)
+    parts: dict[str, pd.Series] = {}
+    has = set(series.columns)
+    if {"tmin_c", "tmax_c"} <= has or "tavg_c" in has:
+        tavg = frame["tavg_c"] if "tavg_c" in has else (frame["tmin_c"] + frame["tmax_c"]) / 2
+        parts["gdd"] = (tavg.clip(upper=GDD_CAP_C) - GDD_BASE_C).clip(lower=0).where(season)
+        parts["spring_tavg_c"] = tavg.where(spring)
+        parts["silking_tavg_c"] = tavg.where(silking)
+    if "tmax_c" in has:
+        parts["edd"] = (frame["tmax_c"] - HEAT_C).clip(lower=0).where(season)
+        parts["silking_edd"] = (frame["tmax_c"] - HEAT_C).clip(lower=0).where(silking)
+        band = np.digitize(frame["tmax_c"].to_numpy(), TMAX_BINS_C[1:-1])
+        for i in range(len(TMAX_BINS_C) - 1):
+            parts[f"days_tmax_band{i}"] = pd.Series(band == i, index=frame.index).astype(float).where(season)
+    for column, name in (("prec_mm_d", "prec"), ("cwb_mm_d", "cwb"), ("et0_mm_d", "et0")):
+        if column in has:
+            parts[f"season_{name}"] = frame[column].where(season)
+            parts[f"silking_{name}"] = frame[column].where(silking)
+            parts[f"spring_{name}"] = frame[column].where(spring)
+    if "vpd_hpa" in has:
+        parts["silking_vpd"] = frame["vpd_hpa"].where(silking)
+        parts["season_vpd"] = frame["vpd_hpa"].where(season)
+    if "rad_j_m2_d" in has:
+        parts["season_rad"] = frame["rad_j_m2_d"].where(season) / 1e6
+    for column in ("ndvi", "fpar_pct", "ndvi_interp", "fpar_interp_pct"):
+        if column in has:
+            parts[f"{column}_silking"] = frame[column].where(silking)
+            parts[f"{column}_season"] = frame[column].where(season)
+    sums = {n for n in parts if n.startswith(("gdd", "edd", "silking_edd", "days_tmax")) or
+            n.endswith(("_prec", "_cwb", "_et0"))}
+    table = pd.DataFrame(parts).assign(**{KEY: frame[KEY], YEAR: frame[YEAR]})
+    grouped = table.groupby([KEY, YEAR], sort=True)
+    means = grouped.mean()
+    totals = grouped.sum(min_count=1)
+    out = means.copy()
+    out[sorted(sums)] = totals[sorted(sums)]
+    for column in [c for c in out.columns if c.startswith(("ndvi", "fpar"))]:
+        out[column.replace("_silking", "_peak").replace("_season", "_max")] = grouped[column].max()
+    return out.astype(float)
+
+
+def feature_columns(panel: pd.DataFrame, exclude: tuple[str, ...] = ()) -> list[str]:
+    """The panel's feature columns (everything but keys, yields and `exclude`), non-empty ones only."""
+    skip = {KEY, YEAR, "yield_t_ha", "production_t", "harvest_area_ha", *exclude}
+    return [c for c in panel.columns if c not in skip and panel[c].notna().any()]
+
+
+def owed_rows(panel: pd.DataFrame, target: str) -> np.ndarray:
+    """Mask of the county-seasons whose target is null: the rows the artifact owes."""
+    return panel[target].isna().to_numpy()
+
+
+# --- metrics (the harness's definitions; used for the reported estimates) ---
+
+def rmse(obs: np.ndarray, sim: np.ndarray) -> float:
+    """Root mean square error."""
+    return float(np.sqrt(np.mean((np.asarray(sim) - np.asarray(obs)) ** 2)))
+
+
+def mae(obs: np.ndarray, sim: np.ndarray) -> float:
+    """Mean absolute error."""
+    return float(np.mean(np.abs(np.asarray(sim) - np.asarray(obs))))
+
+
+def nse(obs: np.ndarray, sim: np.ndarray) -> float:
+    """Nash-Sutcliffe efficiency: 1 - sum((sim - obs)^2) / sum((obs - mean(obs))^2)."""
+    obs, sim = np.asarray(obs, float), np.asarray(sim, float)
+    return float(1.0 - np.sum((sim - obs) ** 2) / np.sum((obs - obs.mean()) ** 2))
+
+
+def r2(obs: np.ndarray, sim: np.ndarray) -> float:
+    """Squared Pearson correlation."""
+    return float(np.corrcoef(obs, sim)[0, 1] ** 2)
+
+
+def kge(obs: np.ndarray, sim: np.ndarray) -> float:
+    """Kling-Gupta efficiency: 1 - sqrt((r - 1)^2 + (alpha - 1)^2 + (beta - 1)^2)."""
+    obs, sim = np.asarray(obs, float), np.asarray(sim, float)
+    r = np.corrcoef(obs, sim)[0, 1] if sim.std() > 0 else 0.0
+    return float(1 - np.sqrt((r - 1) ** 2 + (sim.std() / obs.std() - 1) ** 2 + (sim.mean() / obs.mean() - 1) ** 2))
+
+
+def per_entity(frame: pd.DataFrame, obs: str, sim: str, metric, how: str = "median") -> float:
+    """A metric per county (counties with at least 3 rows and varying obs), then median or mean."""
+    scores = [metric(g[obs].to_numpy(), g[sim].to_numpy()) for _, g in frame.groupby(KEY)
+              if len(g) >= 3 and g[obs].std() > 0]
+    return float(np.median(scores) if how == "median" else np.mean(scores)) if scores else float("nan")
