@@ -66,8 +66,8 @@ def render_answer_block(answer: AnswerSpec) -> str:
 def artifact_schema(task: TaskSpec, scope: ResolvedScope, query_id: str = "") -> dict:
     """The public description of the artifact: file, key, value columns and the rows owed."""
     artifact, truth = task.artifact, task.truth
-    rows: dict = {"kind": "entities", "column": truth.column}
     where = {"table": truth.table, "time": truth.time, "column": truth.column}
+    rows: dict = {"kind": "entities", **where}
     if truth.kind == "holdout":
         rows = {"kind": "holdout", **where,
                 "from": test_start(truth, scope.start, scope.end).isoformat(),

@@ -18,6 +18,7 @@ from stages.catalog import MetricSpec, TaskSpec
 from stages.grading import metrics
 
 FEATURE_FUNCTIONS = ("silhouette",)
+LABEL_FUNCTIONS = ("adjusted_rand",)
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class Grades:
 
 def _pairwise(metric: MetricSpec, joined: pd.DataFrame, key: str, target: str) -> float:
     function = metrics.METRICS[metric.grade.function]
+    if metric.grade.function in LABEL_FUNCTIONS:  # labels compare as they are, never as floats
+        return function(joined[target].astype(str).to_numpy(), joined[metric.grade.column].to_numpy())
     if metric.grade.aggregate == "pooled":
         return function(joined[target].to_numpy(float), joined[metric.grade.column].to_numpy(float))
     scores = metrics.per_entity(joined, key, target, metric.grade.column, function)

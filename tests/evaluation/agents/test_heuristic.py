@@ -114,7 +114,9 @@ def test_the_family_comes_from_the_artifact_rows_and_the_answer_kind():
 
 
 def test_the_camels_prompts_choose_their_methods(camels_prompts):
-    plans = {task: choose_plan(parse_prompt(text)) for task, text in camels_prompts.items()}
+    first_five = ("camels-aridity-runoff", "camels-gap-filling", "camels-model-comparison",
+                  "camels-signature-clustering", "camels-streamflow-prediction")
+    plans = {task: choose_plan(parse_prompt(camels_prompts[task])) for task in first_five}
     assert {task: (p.family, p.learners) for task, p in plans.items()} == {
         "camels-aridity-runoff": ("statistic", {}),
         "camels-gap-filling": ("impute", {"qfill_mm_d": "boosting"}),

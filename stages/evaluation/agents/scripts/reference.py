@@ -23,7 +23,7 @@ def main() -> None:
         return
     scope = models.read_block(prompt, "Scope")
     kinds = {"region_partition": ("entities",), "mean_flow_split": ("entities",)}
-    if artifact["rows"]["kind"] not in kinds.get(model, ("holdout", "hidden_gaps")):
+    if artifact["rows"]["kind"] not in kinds.get(model, ("holdout", "hidden_gaps", "held_out_entities")):
         return
     tables = models.load_scoped(workspace / "data", scope)
     required = models.required_rows(tables, scope, artifact)

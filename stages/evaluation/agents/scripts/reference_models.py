@@ -5,13 +5,23 @@ The harness imports it at build time to grade each query's reference models on t
 sandbox, so a reference agent scores what the build recorded for its model. Standalone: numpy,
 pandas and the workspace only (it is mounted at /agent).
 
+The artifact block's `rows` say which table and time column hold the target (`table`, `time`;
+`timeseries` and `date` when absent). Years (`harvest_year`, `year`) count as 1 January.
+
 Models (each returns the artifact's rows, every value column filled with the model's prediction):
-- `climatology`: per entity, the mean of the target on each day of year over the days where it is
-  public, smoothed with a 31-day circular window; the entity's mean where a day of year has none.
-- `linear_forcing`: per entity, ordinary least squares of the target on the same day's forcing
-  (every numeric column of the time series except the target and snow water equivalent).
+- `climatology`: per entity, the mean of the target on each day of year over the steps where it is
+  public, smoothed with a 31-day circular window (annual tables: the entity's mean); an entity
+  with no public value gets the pooled climatology.
+- `pooled_climatology`: the same seasonal mean over every public entity together.
+- `linear_forcing`: per entity, ordinary least squares of the target on the same row's other
+  numeric columns (except snow water equivalent); pooled over entities for one with no history.
 - `interpolate`: per entity, linear interpolation of the target in time across its nulls (ends held).
-- `region_partition`: labels = the entity's region (`huc_02`), the partition a reader gets for free.
+- `persistence`: per entity, the last public value before each owed step (the first after it at
+  the start of the series).
+- `linear_trend`: per entity, least squares of the target on time.
+- `nearest_entity`: the target of the nearest entity with public values (latitude/longitude of the
+  entities table) at the same step, its mean where it has none.
+- `region_partition`: labels = the entity's region (the first of `REGIONS` the entities table has).
 - `mean_flow_split`: two clusters, entities at or below / above the median of the target's mean.
 """
 
@@ -27,7 +37,10 @@ import pandas as pd
 BLOCKS = {name: re.compile(rf"## {name}\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
           for name in ("Scope", "Artifact")}
 NOT_FORCING = ("swe_mm",)
-REGION = "huc_02"
+REGIONS = ("huc_02", "state", "igbp", "country_code", "region", "group")
+LATITUDES, LONGITUDES = ("lat_deg", "gauge_lat_deg", "latitude"), ("lon_deg", "gauge_lon_deg", "longitude")
+YEARS = ("harvest_year", "year")
+INSTANTS = ("date", "timestamp_start")
 WINDOW_DAYS = 31
 
 
@@ -40,25 +53,39 @@ def read_block(prompt: str, name: str) -> dict:
 
 
 def load_scoped(data_dir: Path, scope: dict) -> dict[str, pd.DataFrame]:
-    """Every Parquet table of `data/`, restricted to the scope's entities (and dates)."""
+    """Every Parquet table of `data/`, restricted to the scope's entities (and period)."""
     tables = {path.stem: pd.read_parquet(path) for path in sorted(data_dir.glob("*.parquet"))}
     return load_tables(tables, scope)
 
 
 def load_tables(raw: dict[str, pd.DataFrame], scope: dict) -> dict[str, pd.DataFrame]:
-    """Tables restricted to the scope's entities and dates, keys as text, dates as timestamps."""
+    """Tables restricted to the scope's entities and period; keys as text, instants as timestamps."""
     key, tables = scope["entity_key"], {}
+    start, end = pd.Timestamp(scope["start"]), pd.Timestamp(scope["end"]) + pd.Timedelta(days=1)
     for name, frame in sorted(raw.items()):
         frame = frame.copy()
         if key in frame.columns:
             frame[key] = frame[key].astype(str)
             frame = frame[frame[key].isin(scope["entities"])]
-        if "date" in frame.columns:
-            frame["date"] = pd.to_datetime(frame["date"])
-            frame = frame[frame["date"].between(pd.Timestamp(scope["start"]), pd.Timestamp(scope["end"]))]
-            frame = frame.sort_values([key, "date"])
-        tables[name] = frame.reset_index(drop=True)
+        for column in frame.columns.intersection(INSTANTS):
+            frame[column] = pd.to_datetime(frame[column])
+            frame = frame[(frame[column] >= start) & (frame[column] < end)]
+        for column in frame.columns.intersection(YEARS):
+            frame = frame[frame[column].between(start.year, end.year)]
+        order = [c for c in (key, *INSTANTS, *YEARS) if c in frame.columns]
+        tables[name] = (frame.sort_values(order) if order else frame).reset_index(drop=True)
     return tables
+
+
+def _where(artifact: dict) -> tuple[str, str, str]:
+    rows = artifact["rows"]
+    return rows.get("table", "timeseries"), rows.get("time", "date"), rows["column"]
+
+
+def _times(frame: pd.DataFrame, time: str) -> pd.Series:
+    if time in YEARS:
+        return pd.to_datetime(frame[time].astype(int).astype(str) + "-01-01")
+    return pd.to_datetime(frame[time])
 
 
 def required_rows(tables: dict[str, pd.DataFrame], scope: dict, artifact: dict) -> pd.DataFrame:
@@ -66,11 +93,16 @@ def required_rows(tables: dict[str, pd.DataFrame], scope: dict, artifact: dict) 
     key, rows = scope["entity_key"], artifact["rows"]
     if rows["kind"] == "entities":
         return pd.DataFrame({key: sorted(scope["entities"])})
-    series = tables["timeseries"]
+    name, time, column = _where(artifact)
+    series = tables[name]
     if rows["kind"] == "holdout":
-        test = series["date"].between(pd.Timestamp(rows["from"]), pd.Timestamp(rows["to"]))
-        return series.loc[test, [key, "date"]].reset_index(drop=True)
-    return series.loc[series[rows["column"]].isna(), [key, "date"]].reset_index(drop=True)
+        times = _times(series, time)
+        test = (times >= pd.Timestamp(rows["from"])) & (times < pd.Timestamp(rows["to"]) + pd.Timedelta(days=1))
+    elif rows["kind"] == "held_out_entities":
+        test = series[key].isin(rows["entities"])
+    else:
+        test = series[column].isna()
+    return series.loc[test, [key, time]].reset_index(drop=True)
 
 
 def _fill(required: pd.DataFrame, values: np.ndarray, artifact: dict) -> pd.DataFrame:
@@ -80,73 +112,169 @@ def _fill(required: pd.DataFrame, values: np.ndarray, artifact: dict) -> pd.Data
     return out
 
 
-def climatology(tables: dict[str, pd.DataFrame], scope: dict, artifact: dict,
-                required: pd.DataFrame) -> pd.DataFrame:
-    """Smoothed day-of-year mean of the target per entity."""
-    key, target, series = scope["entity_key"], artifact["rows"]["column"], tables["timeseries"]
-    values = np.empty(len(required))
-    for entity, rows in required.groupby(key).indices.items():
-        history = series[(series[key] == entity) & series[target].notna()]
-        by_day = history.groupby(history["date"].dt.dayofyear)[target].mean().reindex(range(1, 367))
-        padded = pd.concat([by_day.iloc[-WINDOW_DAYS:], by_day, by_day.iloc[:WINDOW_DAYS]])
-        smooth = padded.rolling(WINDOW_DAYS, center=True, min_periods=1).mean().iloc[WINDOW_DAYS:-WINDOW_DAYS]
-        smooth = smooth.fillna(history[target].mean())
-        values[rows] = smooth.to_numpy()[required["date"].iloc[rows].dt.dayofyear.to_numpy() - 1]
+def _public(tables: dict, artifact: dict) -> tuple[pd.DataFrame, str, str]:
+    name, time, target = _where(artifact)
+    series = tables[name]
+    return series[series[target].notna()], time, target
+
+
+def _seasonal(history: pd.DataFrame, time: str, target: str, when: pd.Series) -> np.ndarray:
+    """Smoothed day-of-year mean of `history` at the steps `when` (the plain mean on years)."""
+    if history.empty:
+        return np.full(len(when), np.nan)
+    if time in YEARS:
+        return np.full(len(when), history[target].mean())
+    by_day = history.groupby(_times(history, time).dt.dayofyear)[target].mean().reindex(range(1, 367))
+    padded = pd.concat([by_day.iloc[-WINDOW_DAYS:], by_day, by_day.iloc[:WINDOW_DAYS]])
+    smooth = padded.rolling(WINDOW_DAYS, center=True, min_periods=1).mean().iloc[WINDOW_DAYS:-WINDOW_DAYS]
+    smooth = smooth.fillna(history[target].mean())
+    return smooth.to_numpy()[_times(when.to_frame(time), time).dt.dayofyear.to_numpy() - 1]
+
+
+def pooled_climatology(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd.DataFrame:
+    """Smoothed day-of-year mean of the target over every public entity together."""
+    public, time, target = _public(tables, artifact)
+    values = np.nan_to_num(_seasonal(public, time, target, required[time]))
     return _fill(required, values, artifact)
 
 
-def linear_forcing(tables: dict[str, pd.DataFrame], scope: dict, artifact: dict,
-                   required: pd.DataFrame) -> pd.DataFrame:
-    """Per-entity least squares of the target on the same day's forcing."""
-    key, target, series = scope["entity_key"], artifact["rows"]["column"], tables["timeseries"]
-    forcing = [c for c in series.columns if c not in (key, "date", target, *NOT_FORCING)
-               and pd.api.types.is_float_dtype(series[c])]
-    indexed = series.set_index([key, "date"])
-    values = np.empty(len(required))
+def climatology(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd.DataFrame:
+    """Smoothed day-of-year mean of the target per entity (pooled for an entity without history)."""
+    key = scope["entity_key"]
+    public, time, target = _public(tables, artifact)
+    pooled = np.nan_to_num(_seasonal(public, time, target, required[time]))
+    values = pooled.copy()
     for entity, rows in required.groupby(key).indices.items():
-        own = series[series[key] == entity]
-        fit = own[own[target].notna()]
-        x = np.column_stack([np.ones(len(fit)), fit[forcing].fillna(fit[forcing].mean()).to_numpy()])
-        coef = np.linalg.lstsq(x, fit[target].to_numpy(), rcond=None)[0]
-        wanted = indexed.loc[list(zip([entity] * len(rows), required["date"].iloc[rows], strict=True)), forcing]
-        x_new = np.column_stack([np.ones(len(rows)), wanted.fillna(fit[forcing].mean()).to_numpy()])
-        values[rows] = np.clip(x_new @ coef, 0.0, None)
+        own = _seasonal(public[public[key] == entity], time, target, required[time].iloc[rows])
+        values[rows] = np.where(np.isnan(own), pooled[rows], own)
     return _fill(required, values, artifact)
 
 
-def interpolate(tables: dict[str, pd.DataFrame], scope: dict, artifact: dict,
-                required: pd.DataFrame) -> pd.DataFrame:
+def _drivers(series: pd.DataFrame, key: str, time: str, target: str) -> list[str]:
+    return [c for c in series.columns if c not in (key, time, target, *NOT_FORCING, *INSTANTS, *YEARS)
+            and pd.api.types.is_float_dtype(series[c])]
+
+
+def _least_squares(fit: pd.DataFrame, wanted: pd.DataFrame, drivers: list[str], target: str) -> np.ndarray:
+    means = fit[drivers].mean().fillna(0.0)
+    x = np.column_stack([np.ones(len(fit)), fit[drivers].fillna(means).to_numpy(dtype=float)])
+    coef = np.linalg.lstsq(x, fit[target].to_numpy(dtype=float), rcond=None)[0]
+    x_new = np.column_stack([np.ones(len(wanted)), wanted[drivers].fillna(means).to_numpy(dtype=float)])
+    return x_new @ coef
+
+
+def linear_forcing(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd.DataFrame:
+    """Per-entity least squares of the target on the same row's drivers (pooled without history)."""
+    key = scope["entity_key"]
+    name, time, target = _where(artifact)
+    series = tables[name]
+    drivers = _drivers(series, key, time, target)
+    public = series[series[target].notna()]
+    wanted = required.merge(series.drop(columns=[target]), on=[key, time], how="left")
+    values = _least_squares(public, wanted, drivers, target) if len(public) else np.zeros(len(required))
+    for entity, rows in required.groupby(key).indices.items():
+        own = public[public[key] == entity]
+        if len(own) > len(drivers) + 1:
+            values[rows] = _least_squares(own, wanted.iloc[rows], drivers, target)
+    floor = 0.0 if len(public) and public[target].min() >= 0 else -np.inf
+    return _fill(required, np.clip(values, floor, None), artifact)
+
+
+def interpolate(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd.DataFrame:
     """Linear interpolation of the target in time, per entity, ends held."""
-    key, target, series = scope["entity_key"], artifact["rows"]["column"], tables["timeseries"]
+    key = scope["entity_key"]
+    name, time, target = _where(artifact)
+    series = tables[name]
     filled = series.assign(filled=series.groupby(key)[target].transform(
         lambda s: s.interpolate(limit_direction="both")))
-    merged = required.merge(filled[[key, "date", "filled"]], on=[key, "date"], how="left")
+    merged = required.merge(filled[[key, time, "filled"]], on=[key, time], how="left")
     return _fill(required, merged["filled"].fillna(0.0).to_numpy(), artifact)
 
 
-def region_partition(tables: dict[str, pd.DataFrame], scope: dict, artifact: dict,
-                     required: pd.DataFrame) -> pd.DataFrame:
-    """The entity's region as its cluster label."""
+def persistence(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd.DataFrame:
+    """The last public value before each owed step, per entity (the next one at the series start)."""
     key = scope["entity_key"]
-    regions = tables["entities"].set_index(key)[REGION].astype(str)
+    name, time, target = _where(artifact)
+    series = tables[name]
+    carried = series.assign(carried=series.groupby(key)[target].transform(lambda s: s.ffill().bfill()))
+    merged = required.merge(carried[[key, time, "carried"]], on=[key, time], how="left")
+    fallback = series[target].mean() if series[target].notna().any() else 0.0
+    return _fill(required, merged["carried"].fillna(fallback).to_numpy(), artifact)
+
+
+def linear_trend(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd.DataFrame:
+    """Per-entity least squares of the target on time (the entity mean with fewer than 2 values)."""
+    key = scope["entity_key"]
+    public, time, target = _public(tables, artifact)
+    years = lambda frame: _times(frame, time).map(pd.Timestamp.toordinal).to_numpy() / 365.25  # noqa: E731
+    values = np.full(len(required), public[target].mean() if len(public) else 0.0)
+    for entity, rows in required.groupby(key).indices.items():
+        own = public[public[key] == entity]
+        if len(own) >= 2 and np.ptp(years(own)) > 0:
+            slope, intercept = np.polyfit(years(own), own[target].to_numpy(dtype=float), 1)
+            values[rows] = intercept + slope * years(required.iloc[rows])
+        elif len(own):
+            values[rows] = own[target].mean()
+    return _fill(required, values, artifact)
+
+
+def _coordinates(entities: pd.DataFrame, key: str) -> pd.DataFrame:
+    lat = next(c for c in LATITUDES if c in entities.columns)
+    lon = next(c for c in LONGITUDES if c in entities.columns)
+    return entities.set_index(key)[[lat, lon]].astype(float).set_axis(["lat", "lon"], axis=1)
+
+
+def nearest_entity(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd.DataFrame:
+    """The target of the nearest entity with public values, at the same step."""
+    key = scope["entity_key"]
+    public, time, target = _public(tables, artifact)
+    where = _coordinates(tables["entities"], key)
+    donors = where.loc[where.index.isin(public[key].unique())]
+    values = np.zeros(len(required))
+    for entity, rows in required.groupby(key).indices.items():
+        others = donors.drop(index=entity, errors="ignore")
+        if others.empty or entity not in where.index:
+            values[rows] = public[target].mean() if len(public) else 0.0
+            continue
+        distance = np.hypot(others["lat"] - where.at[entity, "lat"],
+                            (others["lon"] - where.at[entity, "lon"]) * np.cos(np.radians(where.at[entity, "lat"])))
+        donor = public[public[key] == distance.idxmin()]
+        merged = required.iloc[rows][[time]].merge(donor[[time, target]], on=time, how="left")
+        values[rows] = merged[target].fillna(donor[target].mean()).to_numpy()
+    return _fill(required, values, artifact)
+
+
+def region_partition(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd.DataFrame:
+    """The entity's region as its cluster label."""
+    key, entities = scope["entity_key"], tables["entities"]
+    column = next((c for c in REGIONS if c in entities.columns), None)
+    regions = (entities.set_index(key)[column].astype(str) if column
+               else pd.Series("all", index=entities[key]))
     codes = {region: i for i, region in enumerate(sorted(set(regions)))}
-    labels = required[key].map(lambda e: codes[regions[e]]).to_numpy()
+    labels = required[key].map(lambda e: codes.get(regions.get(e), 0)).to_numpy()
     return _fill(required, labels, artifact)
 
 
-def mean_flow_split(tables: dict[str, pd.DataFrame], scope: dict, artifact: dict,
-                    required: pd.DataFrame) -> pd.DataFrame:
+def mean_flow_split(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd.DataFrame:
     """Two clusters: entities whose mean target is above the scope's median, and the rest."""
-    key, target = scope["entity_key"], artifact["rows"]["column"]
-    means = tables["timeseries"].groupby(key)[target].mean()
-    labels = required[key].map(lambda e: int(means[e] > means.median())).to_numpy()
+    key = scope["entity_key"]
+    name, _, target = _where(artifact)
+    source = tables[name] if target in tables.get(name, pd.DataFrame()).columns else tables["timeseries"]
+    if target not in source.columns:  # a hidden label: split on the first numeric column instead
+        target = next(c for c in source.columns if c != key and pd.api.types.is_float_dtype(source[c]))
+    means = source.groupby(key)[target].mean()
+    labels = required[key].map(lambda e: int(means.get(e, 0.0) > means.median())).to_numpy()
     return _fill(required, labels, artifact)
 
 
 MODELS = {
     "climatology": climatology,
+    "pooled_climatology": pooled_climatology,
     "linear_forcing": linear_forcing,
     "interpolate": interpolate,
+    "persistence": persistence,
+    "linear_trend": linear_trend,
+    "nearest_entity": nearest_entity,
     "region_partition": region_partition,
     "mean_flow_split": mean_flow_split,
 }
