@@ -33,6 +33,7 @@ from stages.synthesize.crops_counties import EARLY_SHIFT_DAYS, Counties, draw_co
 BU_AC_T_HA = 56 * 0.45359237 / 0.40468564224 / 1000  # maize: 56 lb per bushel
 MODIS_FIRST_YEAR = 2001
 KHAKI_WEATHER = ("prcp_mm_d", "srad_w_m2", "swe_kg_m2", "tmax_c", "tmin_c", "vp_pa")
+CANOPY_NOISE_T_HA = 0.7  # sd of the yield-equivalent canopy departure from the harvested yield
 PROGRESS_WEEKS = 16  # corn: P_1..P_16, cumulative % planted by the end of each week from April 1
 
 
@@ -69,8 +70,10 @@ def write(out_dir: Path, params: Params) -> None:
             dates = _dates(year, len(weather["tavg"]))
             _append(handles["meteo"], _meteo_frame(c, weather, dates), year == params.first_year)
             if year >= MODIS_FIRST_YEAR:
+                # The canopy tracks the yield loosely: stand, weeds and lodging move one without the other.
+                loose = np.random.default_rng([params.seed, 6, year]).normal(0, CANOPY_NOISE_T_HA, len(c))
                 cover = model.canopy(np.arange(1, len(dates) + 1, dtype=float), plant, c.season_days,
-                                     bushels * BU_AC_T_HA)
+                                     bushels * BU_AC_T_HA + loose)
                 _append(handles["fpar"], _fpar_frame(c, cover, weather["swe"], dates, rng), year == first_modis)
                 _append(handles["ndvi"], _ndvi_frame(c, cover, weather["swe"], dates, rng, params),
                         year == first_modis)

@@ -9,7 +9,7 @@ ET0 by Hargreaves; VPD from saturation vapour pressure at tmax/tmin and a dew po
 Yield (t/ha) over the season window [planting, planting + season):
     10.4 + 0.11 (year - 2000) + 0.10 (awc - 17) + 0.55 wealth + county effect + 0.45 early
     + 0.002 (min(GDD, 1450) - 1350) - 0.025 EDD - 0.010 (1 - 0.6 irrigated) water stress
-    + 0.40 spring warmth - (0.10 + 0.006 (year - 2000)) max(silking VPD - 9 hPa, 0) + noise
+    + 0.40 spring warmth - (0.15 + 0.008 (year - 2000)) max(silking VPD - 9 hPa, 0) + noise
 GDD: degree days of tavg (capped at 30 degC) above 10 degC; EDD: degree days of tmax above 30 degC;
 water stress: crop demand (kc * ET0) minus rain, beyond what the soil stores: 0.6 * awc * 10 mm,
 scaled by the spring recharge (April-May rain over its climatology, clipped to [0.5, 1.2]).
@@ -33,7 +33,7 @@ from stages.synthesize.crops_counties import EARLY_SHIFT_DAYS, Counties
 COEF = {"base": 10.4, "trend_per_year": 0.11, "awc_per_cm_m": 0.10, "wealth_per_sd": 0.55,
         "early_direct": 0.45, "gdd": 0.002, "gdd_cap": 1450.0, "gdd_ref": 1350.0, "edd": -0.025,
         "water_stress_per_mm": -0.010, "irrigation_relief": 0.6, "noise_sd": 0.4,
-        "spring_warmth_per_c": 0.4, "vpd_per_hpa": -0.10, "vpd_per_hpa_per_year": -0.006,
+        "spring_warmth_per_c": 0.4, "vpd_per_hpa": -0.15, "vpd_per_hpa_per_year": -0.008,
         "vpd_threshold_hpa": 9.0}
 PLANT_DAYS_PER_C = -3.0  # planting moves earlier in warm springs
 SPRING_DOY = (91, 152)  # April and May
