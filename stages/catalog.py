@@ -69,11 +69,17 @@ class GradeSpec(Strict):
     `function` names a metric of `stages.grading.metrics` (`nse`, `kge`, `rmse`, ..., `silhouette`);
     `column` is the artifact column compared with the truth; `aggregate` is `median`/`mean` of the
     per-entity values or `pooled` (one value over every graded row).
+
+    Before the metric: `timescale` averages truth and prediction per entity over calendar weeks,
+    months or years (the graded rows of each period); `obs_quantile` keeps only the rows whose true
+    value lies within that quantile range of the entity's true values (e.g. [0.9, 1.0]: high flows).
     """
 
     function: str
     column: str
     aggregate: Literal["median", "mean", "pooled"] = "pooled"
+    timescale: Literal["step", "week", "month", "year"] = "step"
+    obs_quantile: tuple[float, float] | None = None
     agree_within: float = Field(0.05, ge=0)  # honesty: |reported - recomputed| allowed ...
     agree_relative: float = Field(0.02, ge=0)  # ... plus this share of |recomputed|
 

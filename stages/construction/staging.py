@@ -25,7 +25,7 @@ from stages.catalog import CatalogTask
 from stages.construction.drawing import Query, data_readme
 from stages.construction.prompts import ARTIFACT_BLOCK
 from stages.grading.references import grade_references
-from stages.grading.truth import TIMESTAMP_COLUMNS, YEAR_COLUMNS, withhold
+from stages.grading.truth import TIMESTAMP_COLUMNS, YEAR_COLUMNS, instants, withhold
 from stages.hashing import write_json
 from stages.repository import write_parquet, write_tables
 from stages.tables import Table
@@ -40,7 +40,7 @@ def scoped_tables(tables: list[Table], key: str, query: Query) -> list[Table]:
         if key in frame.columns:
             frame = frame[frame[key].astype(str).isin(query.entities)]
         for column in frame.columns.intersection(["date", *TIMESTAMP_COLUMNS]):
-            times = pd.to_datetime(frame[column])
+            times = instants(frame[column])
             frame = frame[(times >= pd.Timestamp(query.start))
                           & (times < pd.Timestamp(query.end) + pd.Timedelta(days=1))]
         for column in frame.columns.intersection(list(YEAR_COLUMNS)):

@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from stages.catalog import ArtifactSpec
-from stages.grading.truth import TIMESTAMP_COLUMNS, YEAR_COLUMNS
+from stages.grading.truth import TIMESTAMP_COLUMNS, YEAR_COLUMNS, instants
 
 MAX_UNCOMPRESSED_BYTES = 512 << 20
 EXTRA_ROWS_ALLOWED = 1_000_000
@@ -53,12 +53,12 @@ def _footer_checks(data: bytes, spec: ArtifactSpec, required_rows: int) -> pq.Pa
 
 
 def key_form(values: pd.Series, column: str) -> pd.Series:
-    """A key column in the form rows are matched on: dates (to the day) and timestamps as
-    datetime64, years as whole numbers, anything else as text."""
+    """A key column in the form rows are matched on: dates (to the day) and timestamps as naive
+    UTC datetime64, years as whole numbers, anything else as text."""
     if column == "date":
-        return pd.to_datetime(values).dt.normalize().astype("datetime64[ns]")
+        return instants(values).dt.normalize()
     if column in TIMESTAMP_COLUMNS:
-        return pd.to_datetime(values).astype("datetime64[ns]")
+        return instants(values)
     if column in YEAR_COLUMNS:
         numbers = pd.to_numeric(values, errors="raise").to_numpy(dtype=float)
         if not np.all(np.isfinite(numbers)) or not np.all(numbers == np.round(numbers)):

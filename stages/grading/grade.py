@@ -16,6 +16,7 @@ import pandas as pd
 
 from stages.catalog import MetricSpec, TaskSpec
 from stages.grading import metrics
+from stages.grading.truth import time_values
 
 FEATURE_FUNCTIONS = ("silhouette",)
 LABEL_FUNCTIONS = ("adjusted_rand",)
@@ -27,6 +28,26 @@ class Grades:
 
     values: dict[str, float | None]
     undefined: dict[str, str]
+
+
+PERIODS = {"week": "W-SUN", "month": "M", "year": "Y"}
+
+
+def _select(metric: MetricSpec, joined: pd.DataFrame, key: str, target: str, time: str) -> pd.DataFrame:
+    """The graded rows: within the entity's quantile range of truth, averaged over periods."""
+    grade, column = metric.grade, metric.grade.column
+    if grade.obs_quantile is not None:
+        low, high = grade.obs_quantile
+        by_entity = joined.groupby(key)[target]
+        keep = joined[target].between(by_entity.transform(lambda s: s.quantile(low)),
+                                      by_entity.transform(lambda s: s.quantile(high)))
+        joined = joined[keep]
+    if grade.timescale != "step":
+        times = time_values(joined, time)
+        period = times.dt.to_period(PERIODS[grade.timescale]).astype(str)
+        joined = (joined.assign(_period=period.to_numpy()).groupby([key, "_period"], sort=True)
+                  [[target, column]].mean().reset_index())
+    return joined
 
 
 def _pairwise(metric: MetricSpec, joined: pd.DataFrame, key: str, target: str) -> float:
@@ -62,7 +83,8 @@ def grade_artifact(task: TaskSpec, artifact: pd.DataFrame, truth: pd.DataFrame, 
             else:
                 if joined is None:
                     joined = truth.merge(artifact, on=keys, how="inner")
-                value = _pairwise(metric, joined, key, task.truth.column)
+                selected = _select(metric, joined, key, task.truth.column, task.truth.time)
+                value = _pairwise(metric, selected, key, task.truth.column)
         except metrics.MetricUndefined as error:
             values[metric.name], undefined[metric.name] = None, str(error)
             continue

@@ -262,12 +262,34 @@ def aggregate(values: Any, how: Literal["median", "mean"]) -> float:
     return float(AGGREGATORS[how](array))
 
 
+def variability_error(obs: Any, sim: Any) -> float:
+    """|alpha - 1|, alpha = std(sim) / std(obs): KGE's variability term as an error (best 0)."""
+    return abs(kge_components(obs, sim).alpha - 1.0)
+
+
+def bias_ratio_error(obs: Any, sim: Any) -> float:
+    """|beta - 1|, beta = mean(sim) / mean(obs): KGE's bias term as an error (best 0)."""
+    return abs(kge_components(obs, sim).beta - 1.0)
+
+
+def relative_bias(obs: Any, sim: Any) -> float:
+    """|sum(sim - obs)| / sum(obs): the volume error as a share of the observed volume (best 0)."""
+    obs, sim = _valid_pairs(obs, sim)
+    total = obs.sum()
+    if total == 0:
+        raise MetricUndefined("observed values sum to 0")
+    return float(abs((sim - obs).sum()) / abs(total))
+
+
 METRICS: dict[str, Callable[[Any, Any], float]] = {
     "nse": nse, "kge": kge, "rmse": rmse, "mae": mae, "bias": bias, "r2": r2, "adjusted_rand": adjusted_rand,
+    "variability_error": variability_error, "bias_ratio_error": bias_ratio_error,
+    "relative_bias": relative_bias,
 }  # fmt: skip
 # Which way is better: "zero" means closest to 0, i.e. compare abs(value).
 DIRECTION: dict[str, Literal["higher", "lower", "zero"]] = {
     "nse": "higher", "kge": "higher", "rmse": "lower", "mae": "lower", "bias": "zero", "r2": "higher",
-    "adjusted_rand": "higher", "silhouette": "higher",
+    "adjusted_rand": "higher", "silhouette": "higher", "variability_error": "lower",
+    "bias_ratio_error": "lower", "relative_bias": "lower",
 }  # fmt: skip
 LOWER_IS_BETTER = {name for name, direction in DIRECTION.items() if direction == "lower"}

@@ -74,11 +74,16 @@ def test_start(spec: TruthSpec, start: date, end: date) -> date:
     return split_day(start, end, spec.test_share)
 
 
+def instants(values: pd.Series) -> pd.Series:
+    """Dates or timestamps as naive UTC `datetime64[ns]` (time-zone-aware values converted)."""
+    return pd.to_datetime(values, utc=True).dt.tz_convert(None).astype("datetime64[ns]")
+
+
 def time_values(frame: pd.DataFrame, column: str) -> pd.Series:
-    """The time column as timestamps (a year as 1 January of that year)."""
+    """The time column as naive UTC timestamps (a year as 1 January of that year)."""
     if column in YEAR_COLUMNS:
         return pd.to_datetime(frame[column].astype(int).astype(str) + "-01-01")
-    return pd.to_datetime(frame[column])
+    return instants(frame[column])
 
 
 def query_seed(query_id: str) -> int:
@@ -201,9 +206,9 @@ def normal_keys(frame: pd.DataFrame, key: str) -> pd.DataFrame:
     frame[key] = frame[key].astype(str)
     for column in frame.columns:
         if column == "date":
-            frame[column] = pd.to_datetime(frame[column]).dt.normalize().astype("datetime64[ns]")
+            frame[column] = instants(frame[column]).dt.normalize()
         elif column in TIMESTAMP_COLUMNS:
-            frame[column] = pd.to_datetime(frame[column]).astype("datetime64[ns]")
+            frame[column] = instants(frame[column])
         elif column in YEAR_COLUMNS:
             frame[column] = frame[column].astype(np.int64)
     return frame

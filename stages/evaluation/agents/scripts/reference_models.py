@@ -21,7 +21,11 @@ Models (each returns the artifact's rows, every value column filled with the mod
 - `linear_trend`: per entity, least squares of the target on time.
 - `nearest_entity`: the target of the nearest entity with public values (latitude/longitude of the
   entities table) at the same step, its mean where it has none.
-- `region_partition`: labels = the entity's region (the first of `REGIONS` the entities table has).
+- `mds`: marginal distribution sampling (Reichstein et al. 2005), the eddy-covariance gap filler:
+  the entity's mean target at the same time of day within 7 days of the owed step (14, then 28
+  when none), else its mean at that time of day, else its mean.
+- `region_partition`: labels = the entity's region (the first of `REGIONS` the entities table has
+  with more than one value in the scope).
 - `mean_flow_split`: two clusters, entities at or below / above the median of the target's mean.
 """
 
@@ -37,7 +41,8 @@ import pandas as pd
 BLOCKS = {name: re.compile(rf"## {name}\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
           for name in ("Scope", "Artifact")}
 NOT_FORCING = ("swe_mm",)
-REGIONS = ("huc_02", "state", "igbp", "country_code", "region", "group")
+REGIONS = ("huc_02", "site_classification", "state", "igbp", "country", "country_code", "region", "group")
+MDS_WINDOWS_DAYS = (7, 14, 28)
 LATITUDES, LONGITUDES = ("lat_deg", "gauge_lat_deg", "latitude"), ("lon_deg", "gauge_lon_deg", "longitude")
 YEARS = ("harvest_year", "year")
 INSTANTS = ("date", "timestamp_start")
@@ -68,13 +73,18 @@ def load_tables(raw: dict[str, pd.DataFrame], scope: dict) -> dict[str, pd.DataF
             frame[key] = frame[key].astype(str)
             frame = frame[frame[key].isin(scope["entities"])]
         for column in frame.columns.intersection(INSTANTS):
-            frame[column] = pd.to_datetime(frame[column])
+            frame[column] = instants(frame[column])
             frame = frame[(frame[column] >= start) & (frame[column] < end)]
         for column in frame.columns.intersection(YEARS):
             frame = frame[frame[column].between(start.year, end.year)]
         order = [c for c in (key, *INSTANTS, *YEARS) if c in frame.columns]
         tables[name] = (frame.sort_values(order) if order else frame).reset_index(drop=True)
     return tables
+
+
+def instants(values: pd.Series) -> pd.Series:
+    """Dates or timestamps as naive UTC `datetime64[ns]` (time-zone-aware values converted)."""
+    return pd.to_datetime(values, utc=True).dt.tz_convert(None).astype("datetime64[ns]")
 
 
 def _where(artifact: dict) -> tuple[str, str, str]:
@@ -85,7 +95,7 @@ def _where(artifact: dict) -> tuple[str, str, str]:
 def _times(frame: pd.DataFrame, time: str) -> pd.Series:
     if time in YEARS:
         return pd.to_datetime(frame[time].astype(int).astype(str) + "-01-01")
-    return pd.to_datetime(frame[time])
+    return instants(frame[time])
 
 
 def required_rows(tables: dict[str, pd.DataFrame], scope: dict, artifact: dict) -> pd.DataFrame:
@@ -122,8 +132,9 @@ def _seasonal(history: pd.DataFrame, time: str, target: str, when: pd.Series) ->
     """Smoothed day-of-year mean of `history` at the steps `when` (the plain mean on years)."""
     if history.empty:
         return np.full(len(when), np.nan)
-    if time in YEARS:
-        return np.full(len(when), history[target].mean())
+    if time in YEARS:  # the mean of the history's entities in each year, else over every year
+        by_year = history.groupby(history[time].astype(int))[target].mean()
+        return by_year.reindex(when.astype(int).to_numpy()).fillna(history[target].mean()).to_numpy()
     by_day = history.groupby(_times(history, time).dt.dayofyear)[target].mean().reindex(range(1, 367))
     padded = pd.concat([by_day.iloc[-WINDOW_DAYS:], by_day, by_day.iloc[:WINDOW_DAYS]])
     smooth = padded.rolling(WINDOW_DAYS, center=True, min_periods=1).mean().iloc[WINDOW_DAYS:-WINDOW_DAYS]
@@ -156,7 +167,8 @@ def _drivers(series: pd.DataFrame, key: str, time: str, target: str) -> list[str
 
 
 def _least_squares(fit: pd.DataFrame, wanted: pd.DataFrame, drivers: list[str], target: str) -> np.ndarray:
-    means = fit[drivers].mean().fillna(0.0)
+    drivers = [d for d in drivers if fit[d].nunique() > 1]  # all-null or constant here: no information
+    means = fit[drivers].mean()
     x = np.column_stack([np.ones(len(fit)), fit[drivers].fillna(means).to_numpy(dtype=float)])
     coef = np.linalg.lstsq(x, fit[target].to_numpy(dtype=float), rcond=None)[0]
     x_new = np.column_stack([np.ones(len(wanted)), wanted[drivers].fillna(means).to_numpy(dtype=float)])
@@ -218,6 +230,50 @@ def linear_trend(tables: dict, scope: dict, artifact: dict, required: pd.DataFra
     return _fill(required, values, artifact)
 
 
+def _window_means(days: np.ndarray, slots: np.ndarray, values: np.ndarray, want_days: np.ndarray,
+                  want_slots: np.ndarray, radius: int) -> np.ndarray:
+    """Mean of `values` in the same slot within `radius` days of each wanted day (NaN if none)."""
+    first = min(days.min(), want_days.min()) - radius
+    n_days, n_slots = max(days.max(), want_days.max()) + radius - first + 2, slots.max() + 1
+    sums, counts = np.zeros((n_days, n_slots)), np.zeros((n_days, n_slots))
+    np.add.at(sums, (days - first + 1, slots), values)
+    np.add.at(counts, (days - first + 1, slots), 1.0)
+    sums, counts = sums.cumsum(axis=0), counts.cumsum(axis=0)
+    high, low = want_days - first + radius + 1, want_days - first - radius
+    total, count = sums[high, want_slots] - sums[low, want_slots], counts[high, want_slots] - counts[low, want_slots]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, total / np.where(count > 0, count, 1.0), np.nan)
+
+
+def mds(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd.DataFrame:
+    """Marginal distribution sampling: same time of day, nearby days, per entity."""
+    key = scope["entity_key"]
+    public, time, target = _public(tables, artifact)
+    values = np.full(len(required), public[target].mean() if len(public) else 0.0)
+    minutes = lambda t: (t.dt.hour * 60 + t.dt.minute).to_numpy()  # noqa: E731
+    day_numbers = lambda t: (t.dt.normalize() - pd.Timestamp("1970-01-01")).dt.days.to_numpy()  # noqa: E731
+    for entity, rows in required.groupby(key).indices.items():
+        own = public[public[key] == entity]
+        if own.empty:
+            continue
+        have, want = _times(own, time), _times(required.iloc[rows], time)
+        slot_ids = {m: i for i, m in enumerate(sorted(set(minutes(have)) | set(minutes(want))))}
+        slots = np.array([slot_ids[m] for m in minutes(have)])
+        want_slots = np.array([slot_ids[m] for m in minutes(want)])
+        y = own[target].to_numpy(dtype=float)
+        estimate = np.full(len(rows), np.nan)
+        for radius in MDS_WINDOWS_DAYS:
+            gap = np.isnan(estimate)
+            if not gap.any():
+                break
+            estimate[gap] = _window_means(day_numbers(have), slots, y, day_numbers(want)[gap],
+                                          want_slots[gap], radius)
+        by_slot = pd.Series(y).groupby(slots).mean()
+        estimate = np.where(np.isnan(estimate), by_slot.reindex(want_slots).to_numpy(), estimate)
+        values[rows] = np.where(np.isnan(estimate), y.mean(), estimate)
+    return _fill(required, values, artifact)
+
+
 def _coordinates(entities: pd.DataFrame, key: str) -> pd.DataFrame:
     lat = next(c for c in LATITUDES if c in entities.columns)
     lon = next(c for c in LONGITUDES if c in entities.columns)
@@ -247,7 +303,7 @@ def nearest_entity(tables: dict, scope: dict, artifact: dict, required: pd.DataF
 def region_partition(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd.DataFrame:
     """The entity's region as its cluster label."""
     key, entities = scope["entity_key"], tables["entities"]
-    column = next((c for c in REGIONS if c in entities.columns), None)
+    column = next((c for c in REGIONS if c in entities.columns and entities[c].nunique() > 1), None)
     regions = (entities.set_index(key)[column].astype(str) if column
                else pd.Series("all", index=entities[key]))
     codes = {region: i for i, region in enumerate(sorted(set(regions)))}
@@ -275,6 +331,7 @@ MODELS = {
     "persistence": persistence,
     "linear_trend": linear_trend,
     "nearest_entity": nearest_entity,
+    "mds": mds,
     "region_partition": region_partition,
     "mean_flow_split": mean_flow_split,
 }
