@@ -197,11 +197,9 @@ def test_values_that_are_not_numbers_are_refused(values, message):
     [
         (["2000-01-01", "nope"] * 2, "unreadable values: "),
         ([date(9999, 1, 1), date(9999, 1, 2)] * 2, "unreadable values: Out of bounds nanosecond timestamp"),
-        ([d.tz_localize("UTC") for d in DATES] * 2, "unreadable values: Cannot use .astype to convert from "
-                                                    "timezone-aware"),
         ([1, 2] * 2, "2 duplicate keys"),  # integers are nanoseconds: both fall on 1970-01-01
     ],
-    ids=["text", "year-9999", "tz-aware", "integers"],
+    ids=["text", "year-9999", "integers"],
 )
 def test_dates_that_are_not_days_of_the_scope_are_refused(dates, message):
     fails(GOOD.assign(date=dates), "predictions.parquet: " + message)

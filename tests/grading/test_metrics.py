@@ -313,8 +313,9 @@ def test_aggregate():
 
 
 def test_registries_agree():
-    assert set(METRICS) == {"nse", "kge", "rmse", "mae", "bias", "r2", "adjusted_rand"}
+    assert set(METRICS) == {"nse", "kge", "rmse", "mae", "bias", "r2", "adjusted_rand",
+                            "variability_error", "bias_ratio_error", "relative_bias"}
     assert set(DIRECTION) == set(METRICS) | {"silhouette"}
-    assert LOWER_IS_BETTER == {"rmse", "mae"}
+    assert LOWER_IS_BETTER == {"rmse", "mae", "variability_error", "bias_ratio_error", "relative_bias"}
     assert DIRECTION["bias"] == "zero"
     assert all(metric.__name__ == name for name, metric in METRICS.items())
