@@ -184,3 +184,57 @@ def per_entity(frame: pd.DataFrame, obs: str, sim: str, metric, how: str = "medi
     scores = [metric(g[obs].to_numpy(), g[sim].to_numpy()) for _, g in frame.groupby(KEY)
               if len(g) >= 3 and g[obs].std() > 0]
     return float(np.median(scores) if how == "median" else np.mean(scores)) if scores else float("nan")
+
+
+def daily_canopy_features(series: pd.DataFrame, sos_doy: pd.Series) -> pd.DataFrame:
+    """Per county-day drivers of the green canopy: season clock, heat and water accumulated since sowing.
+
+    Needs `tavg_c` (or tmin/tmax), `tmax_c` and `prec_mm_d`, optionally `et0_mm_d`. The spring warmth
+    of the year (April-May mean temperature) is broadcast to every day: it moves the sowing date.
+    """
+    frame = series[[KEY, "date"]].copy()
+    tavg = series["tavg_c"] if "tavg_c" in series else (series["tmin_c"] + series["tmax_c"]) / 2
+    year = series["date"].dt.year
+    frame["doy"] = series["date"].dt.day_of_year
+    frame["since_sos"] = frame["doy"] - series[KEY].map(sos_doy).fillna(120.0).to_numpy()
+    grown = frame["since_sos"] >= 0
+    group = [series[KEY], year]
+    frame["gdd_since_sos"] = ((tavg.clip(upper=GDD_CAP_C) - GDD_BASE_C).clip(lower=0) * grown).groupby(group).cumsum()
+    frame["edd_since_sos"] = ((series["tmax_c"] - HEAT_C).clip(lower=0) * grown).groupby(group).cumsum()
+    water = series["prec_mm_d"] - (series["et0_mm_d"] if "et0_mm_d" in series else 0.0)
+    frame["water_since_sos"] = (water * grown).groupby(group).cumsum()
+    frame["water_30d"] = water.groupby(series[KEY]).transform(lambda s: s.rolling(30, min_periods=1).sum())
+    spring = tavg.where(series["date"].dt.month.isin(SPRING_MONTHS))
+    frame["spring_tavg_c"] = spring.groupby(group).transform("mean")
+    return frame
+
+
+def simulated_water_stress(series: pd.DataFrame, sos_doy: pd.Series, awc_cm_m: pd.Series) -> pd.DataFrame:
+    """A minimal crop water-balance model per county-season: unmet crop water demand (mm).
+
+    Root-zone bucket of 0.6 x awc x 10 mm, full at sowing; crop demand kc x ET0 with kc rising
+    from 0.3 to 1.15 around 35 days after sowing and falling to 0.6 before maturity (130 days);
+    rain refills the bucket, what the bucket cannot supply is stress. Returns the season's and the
+    silking window's stress per (adm_id, harvest_year).
+    """
+    out = []
+    for county, rows in series.groupby(KEY, sort=True):
+        capacity = 0.6 * 10 * float(awc_cm_m.get(county, 17.0))
+        since = rows["date"].dt.day_of_year.to_numpy() - float(sos_doy.get(county, 120.0))
+        kc = 0.3 + 0.85 / (1 + np.exp(-(since - 35) / 8)) - 0.55 / (1 + np.exp(-(since - SEASON_DAYS + 20) / 8))
+        demand, rain = kc * rows["et0_mm_d"].to_numpy(), rows["prec_mm_d"].to_numpy()
+        store, stress = capacity, np.zeros(len(rows))
+        for i in range(len(rows)):
+            if since[i] == 0:
+                store = capacity
+            store = min(store + rain[i], capacity)
+            supplied = min(store, demand[i])
+            store -= supplied
+            stress[i] = demand[i] - supplied
+        frame = pd.DataFrame({KEY: county, YEAR: rows["date"].dt.year.to_numpy(), "stress": stress,
+                              "season": (since >= 0) & (since < SEASON_DAYS),
+                              "silking": (since >= SILKING[0]) & (since < SILKING[1])})
+        out.append(frame.assign(sim_stress_season=frame["stress"] * frame["season"],
+                                sim_stress_silking=frame["stress"] * frame["silking"]))
+    table = pd.concat(out)
+    return table.groupby([KEY, YEAR])[["sim_stress_season", "sim_stress_silking"]].sum()

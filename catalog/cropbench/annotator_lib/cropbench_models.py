@@ -50,8 +50,12 @@ def _standardise(train: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, np.n
 
 def panel_fit_predict(panel: pd.DataFrame, train: np.ndarray, test: np.ndarray, target: str,
                       features: list[str], learner: str | None = "boost", alpha: float = 3.0,
-                      trend: bool = True) -> np.ndarray:
-    """Predict `target` on the `test` rows from the `train` rows (county effects + trend + features)."""
+                      trend: bool = True, linear: bool = True) -> np.ndarray:
+    """Predict `target` on the `test` rows from the `train` rows (county effects + trend + features).
+
+    `linear=False` keeps the features out of the ridge (it fits the trend only): the learner alone
+    models the weather.
+    """
     fit_rows = panel[train]
     county_y = fit_rows.groupby(KEY)[target].mean()
     county_x = fit_rows.groupby(KEY)[features].mean()
@@ -68,11 +72,12 @@ def panel_fit_predict(panel: pd.DataFrame, train: np.ndarray, test: np.ndarray, 
 
     x_fit, x_new = _standardise(design(fit_rows), design(panel[test]))
     y_fit = fit_rows[target].to_numpy(float) - offset(fit_rows)
-    ridge = Ridge(alpha=alpha).fit(x_fit, y_fit)
-    prediction = offset(panel[test]) + ridge.predict(x_new)
+    n = len(features)
+    keep = np.arange(x_fit.shape[1]) >= (0 if linear else n)  # the ridge's columns
+    ridge = Ridge(alpha=alpha).fit(x_fit * keep, y_fit)
+    prediction = offset(panel[test]) + ridge.predict(x_new * keep)
     if learner is not None:
-        n = len(features)
-        model = LEARNERS[learner]().fit(x_fit[:, :n], y_fit - ridge.predict(x_fit))
+        model = LEARNERS[learner]().fit(x_fit[:, :n], y_fit - ridge.predict(x_fit * keep))
         prediction = prediction + model.predict(x_new[:, :n])
     return prediction
 
@@ -135,3 +140,85 @@ def validation_split(panel: pd.DataFrame, known: np.ndarray, years: int) -> tupl
     cut = np.sort(panel.loc[known, YEAR].unique())[-years]
     check = known & (panel[YEAR].to_numpy() >= cut)
     return known & ~check, check
+
+
+def knn_fill(panel: pd.DataFrame, observed: np.ndarray, target: str, k: int = 8) -> np.ndarray:
+    """KNNimpute on the county x year table: a county's mean plus its k most similar counties' anomalies.
+
+    Similarity is the correlation of yield anomalies (value - county mean) over co-observed years
+    (at least 5); a neighbour's anomaly in the missing year is weighted by its correlation. With no
+    usable neighbour the year's mean anomaly over every county stands in.
+    """
+    table = panel.assign(_y=np.where(observed, panel[target], np.nan)).pivot(index=YEAR, columns=KEY, values="_y")
+    anomaly = table - table.mean()
+    corr = anomaly.corr(min_periods=5).to_numpy()
+    np.fill_diagonal(corr, np.nan)
+    values, year_mean = anomaly.to_numpy(), anomaly.mean(axis=1).fillna(0.0).to_numpy()
+    years = {y: i for i, y in enumerate(table.index)}
+    counties = {c: j for j, c in enumerate(table.columns)}
+    out = np.empty(len(panel))
+    for row, (county, year) in enumerate(zip(panel[KEY], panel[YEAR], strict=True)):
+        i, j = years[year], counties[county]
+        usable = ~np.isnan(values[i]) & ~np.isnan(corr[j]) & (np.nan_to_num(corr[j]) > 0)
+        order = np.flatnonzero(usable)[np.argsort(-corr[j][usable], kind="stable")][:k]
+        weights = corr[j][order]
+        fill = float(weights @ values[i, order] / weights.sum()) if len(order) else year_mean[i]
+        out[row] = table.iloc[:, j].mean() + fill
+    return out
+
+
+def profile_space(frame: pd.DataFrame, time: str, column: str, features: list[str]) -> pd.DataFrame:
+    """Per-county features of `column` (the prompt's definitions), z-scored across counties."""
+    rows = {}
+    for county, group in frame.sort_values([KEY, time]).groupby(KEY, sort=True):
+        group = group[group[column].notna()]
+        x = group[column].to_numpy(float)
+        t = group[time]
+        years = (t - t.iloc[0]).dt.total_seconds().to_numpy() / (365.25 * 86400)
+        mean, std = x.mean(), x.std()
+        monthly = pd.Series(x).groupby(t.dt.month.to_numpy()).mean()
+        lag = np.corrcoef(x[:-1], x[1:])[0, 1] if len(x) > 2 and x[:-1].std() > 0 and x[1:].std() > 0 else 0.0
+        every = {"mean": mean, "std": std, "cv": std / abs(mean) if mean else 0.0,
+                 "q10": np.quantile(x, 0.1), "q90": np.quantile(x, 0.9), "lag1": lag,
+                 "seasonal_amplitude": monthly.max() - monthly.min(),
+                 "trend": np.polyfit(years, x, 1)[0] if np.ptp(years) > 0 else 0.0}
+        rows[county] = [every[name] for name in features]
+    raw = pd.DataFrame.from_dict(rows, orient="index", columns=features)
+    spread = raw.std(ddof=0)
+    return (raw - raw.mean()) / spread.where(spread > 0, 1.0)
+
+
+def best_kmeans(space: pd.DataFrame, k_max: int = 6) -> tuple[np.ndarray, float]:
+    """k-means (k-means++, 50 restarts) for k = 2..k_max; the labels of the best mean silhouette."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import silhouette_score
+    best = (-np.inf, None)
+    for k in range(2, min(k_max, len(space) - 1) + 1):
+        labels = KMeans(n_clusters=k, n_init=50, random_state=0).fit_predict(space.to_numpy())
+        score = silhouette_score(space.to_numpy(), labels)
+        if score > best[0] + 1e-12:
+            best = (score, labels)
+    return best[1], float(best[0])
+
+
+def bagged_transfer(panel: pd.DataFrame, entities: pd.DataFrame, public: np.ndarray, test: np.ndarray,
+                    target: str, features: list[str], rounds: int = 10) -> np.ndarray:
+    """Bootstrap aggregation of `transfer_fit_predict` over the public counties (seeded, with replacement).
+
+    Each round draws as many public counties as there are, with replacement; a county drawn twice
+    enters twice (as two renamed copies). The rounds' predictions are averaged.
+    """
+    rng = np.random.default_rng(0)
+    counties = np.array(sorted(panel.loc[public, KEY].unique()))
+    new = panel[test]
+    total = np.zeros(int(test.sum()))
+    for _ in range(rounds):
+        draw = rng.choice(counties, size=len(counties), replace=True)
+        copies = [panel[(panel[KEY] == c).to_numpy() & public].assign(**{KEY: f"{c}#{i}"})
+                  for i, c in enumerate(draw)]
+        sample = pd.concat([*copies, new], ignore_index=True)
+        meta = pd.concat([entities.loc[[c for c in draw]].set_axis([f"{c}#{i}" for i, c in enumerate(draw)]),
+                          entities.loc[entities.index.isin(new[KEY])]])
+        inside = np.arange(len(sample)) < len(sample) - len(new)
+        total += transfer_fit_predict(sample, meta, inside, ~inside, target, features)
+    return total / rounds

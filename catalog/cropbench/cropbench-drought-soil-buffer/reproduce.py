@@ -1,0 +1,43 @@
+"""Annotator reproduction: drought damage buffered by the soil's available water capacity.
+
+Method (the gold; the prompt leaves the method to the agent; the source studies irrigation as the
+buffer, here the soil's water store plays that role):
+1. Read the scope and artifact blocks; keep the scope's counties and years.
+2. Water-balance and heat features per county-year over the season and the silking window placed
+   by the crop calendar, plus spring rain (`cropbench_annotator.season_features`); the deficit
+   terms are also multiplied by the county's available water capacity (awc, centred at 17 cm/m),
+   so the yield lost per mm of deficit can shrink on soils that store more water.
+3. Panel model on the training years: county fixed effects, linear trend, ridge on the
+   county-demeaned terms, boosted trees on its residuals; predict every owed row.
+4. Report an estimate of RMSE and MAE from the last 3 training years held out.
+"""
+
+from __future__ import annotations
+
+from cropbench_annotator import KEY, feature_columns, mae, owed_rows, read_query, rmse, write_answer
+from cropbench_annotator import write_artifact
+from cropbench_models import panel_fit_predict, validation_split
+
+TARGET = "yield_t_ha"
+DEFICITS = ("season_cwb", "silking_cwb", "spring_prec", "silking_prec")
+
+
+def main() -> None:
+    """Predict the withheld test years; write the artifact and the estimates."""
+    scope, artifact, panel, entities = read_query(["prec_mm_d", "et0_mm_d", "cwb_mm_d", "tmax_c"], TARGET)
+    awc = panel[KEY].map(entities["awc_cm_m"]).fillna(17.0) - 17.0
+    for name in DEFICITS:
+        panel[f"{name}_x_awc"] = panel[name] * awc
+    features = feature_columns(panel)
+    owed = owed_rows(panel, TARGET)
+    panel["yield_pred_t_ha"] = float("nan")
+    panel.loc[owed, "yield_pred_t_ha"] = panel_fit_predict(panel, ~owed, owed, TARGET, features)
+    fit, check = validation_split(panel, ~owed, years=3)
+    estimate = panel_fit_predict(panel, fit, check, TARGET, features)
+    observed = panel.loc[check, TARGET].to_numpy()
+    write_artifact(panel[owed], artifact)
+    write_answer({"rmse_t_ha": rmse(observed, estimate), "mae_t_ha": mae(observed, estimate)})
+
+
+if __name__ == "__main__":
+    main()
