@@ -1,0 +1,370 @@
+"""Shared helpers of the half-hourly methanewet annotator scripts (the `methanewet-hh-*` tasks).
+
+Mounted read-only beside each task's reproduce.py. Imports only what an agent's environment has
+(numpy, pandas, scikit-learn) and the daily library `methanewet_annotator` (scope blocks, answer
+and artifact writers, scores). Everything is vectorised per site and deterministic: fixed seeds,
+one thread, no early stopping.
+
+The features follow the process knowledge of wetland methane at the half-hourly scale (the
+standard eddy-covariance gap-filling predictors): shallow soil temperature (Q10 response) and its
+daily and multi-week means (a substrate pool that lags temperature), the water table below and
+above the surface, the local time of day (plant-mediated transport peaks in the early afternoon),
+the season, and the always-complete gap-filled meteorology (`*_f_*` drivers). A site's flux level
+is divided out (`site_scale`) so that one model can be pooled over sites of different magnitude.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from methanewet_annotator import FLOOR, GROWING_C, KEY, TARGET
+from sklearn.ensemble import HistGradientBoostingRegressor
+
+TIME = "timestamp_start"
+TEMPERATURES = ("ts_1_c", "ts_2_c", "ta_f_c", "ta_c")  # the flux's temperature, first present
+METEOROLOGY = ("ta_f_c", "sw_in_f_w_m2", "vpd_f_hpa", "ustar_m_s", "p_f_mm")
+POOL_DAYS = (1.0, 7.0, 45.0)  # ewm time constants of the growing-season index, days
+WINDOWS_DAYS = (0.5, 1.5, 3.5, 7.5)  # half-widths of the local residual windows, days
+
+
+# --- reading a query -------------------------------------------------------------------------------
+
+def read_halfhourly(data_dir: Path, scope: dict, table: str = "halfhourly") -> pd.DataFrame:
+    """The scope's sites of a sub-daily table, sorted by site and time (UTC timestamps)."""
+    frame = pd.read_parquet(data_dir / f"{table}.parquet")
+    frame[KEY] = frame[KEY].astype(str)
+    frame[TIME] = pd.to_datetime(frame[TIME], utc=True)
+    frame = frame[frame[KEY].isin(scope["entities"])]
+    return frame.sort_values([KEY, TIME], kind="stable").reset_index(drop=True)
+
+
+def owed_rows(frame: pd.DataFrame, artifact: dict) -> np.ndarray:
+    """Mask of the rows the artifact must hold, from the artifact block's `rows` rule."""
+    rows = artifact["rows"]
+    if rows["kind"] == "holdout":
+        return (frame[TIME] >= pd.Timestamp(rows["from"]).tz_localize(None).tz_localize("UTC")).to_numpy()
+    if rows["kind"] == "held_out_entities":
+        return frame[KEY].isin(rows["entities"]).to_numpy()
+    return frame[rows["column"]].isna().to_numpy()
+
+
+def steps_per_day(frame: pd.DataFrame) -> pd.Series:
+    """Time steps per day of each row's site (48 half-hourly, 24 hourly)."""
+    step = frame.groupby(KEY)[TIME].transform(lambda t: t.diff().median())
+    return (pd.Timedelta(days=1) / step.fillna(pd.Timedelta(minutes=30))).astype(int)
+
+
+# --- features -------------------------------------------------------------------------------------
+
+def local_clock(frame: pd.DataFrame, sites: pd.DataFrame) -> pd.DataFrame:
+    """Local standard hour (0-24) and day of year of each row, from the site's UTC offset."""
+    offset = frame[KEY].map(sites["utc_offset_h"]).astype(float).to_numpy()
+    local = frame[TIME].dt.tz_localize(None) + pd.to_timedelta(offset, unit="h")
+    hour = local.dt.hour + local.dt.minute / 60.0
+    return pd.DataFrame({"hour": hour.to_numpy(), "doy": local.dt.dayofyear.to_numpy(),
+                         "day": local.dt.normalize().to_numpy()}, index=frame.index)
+
+
+def temperature(frame: pd.DataFrame) -> pd.Series:
+    """Per site, the shallowest soil temperature with data (else air), gaps interpolated."""
+    out = pd.Series(np.nan, index=frame.index)
+    for _, rows in frame.groupby(KEY).groups.items():
+        site = frame.loc[rows]
+        column = next(c for c in TEMPERATURES if c in site and site[c].notna().mean() > 0.5)
+        out.loc[rows] = site[column].interpolate(limit_direction="both").to_numpy()
+    return out
+
+
+def site_ewm(values: pd.Series, frame: pd.DataFrame, days: float, per_day: pd.Series) -> np.ndarray:
+    """Per site, the causal exponentially weighted mean with a time constant of `days`."""
+    out = np.empty(len(values))
+    for _, rows in frame.groupby(KEY).indices.items():
+        span = max(2.0 * days * float(per_day.iloc[rows[0]]) - 1.0, 1.0)  # alpha = 1 / (tau + 1)
+        out[rows] = values.iloc[rows].ewm(span=span, adjust=True).mean().to_numpy()
+    return out
+
+
+def driver_features(frame: pd.DataFrame, sites: pd.DataFrame,
+                    drivers: tuple[str, ...] = METEOROLOGY) -> pd.DataFrame:
+    """Half-hourly driver features (the target never enters); nulls left for the trees."""
+    clock, per_day = local_clock(frame, sites), steps_per_day(frame)
+    temp = temperature(frame)
+    growing = (temp / GROWING_C).clip(0.0, 1.0)
+    out = {"hour_sin": np.sin(2 * np.pi * clock["hour"] / 24), "hour_cos": np.cos(2 * np.pi * clock["hour"] / 24),
+           "season_sin": np.sin(2 * np.pi * clock["doy"] / 365.25),
+           "season_cos": np.cos(2 * np.pi * clock["doy"] / 365.25), "temperature": temp.to_numpy()}
+    for days in POOL_DAYS:
+        out[f"pool_{days:g}d"] = site_ewm(growing, frame, days, per_day)
+    out["temperature_1d"] = site_ewm(temp, frame, 1.0, per_day)
+    if "wtd_m" in frame:
+        wtd = frame.groupby(KEY)["wtd_m"].transform(lambda s: s.interpolate(limit_direction="both"))
+        out["wtd_below"], out["wtd_above"] = np.minimum(wtd, 0.0), np.maximum(wtd, 0.0)
+    for column in drivers:
+        if column in frame:
+            out[column] = frame[column].to_numpy(dtype=float)
+    return pd.DataFrame(out, index=frame.index)
+
+
+def site_attributes(frame: pd.DataFrame, sites: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Static site columns broadcast to the rows; text columns become integer codes."""
+    out = {}
+    for column in columns:
+        values = frame[KEY].map(sites[column])
+        if not pd.api.types.is_numeric_dtype(sites[column]):
+            codes = {value: i for i, value in enumerate(sorted(sites[column].dropna().astype(str).unique()))}
+            values = values.astype(str).map(codes)
+        out[column] = values.astype(float).to_numpy()
+    return pd.DataFrame(out, index=frame.index)
+
+
+# --- models ---------------------------------------------------------------------------------------
+
+PROCESS = ("temperature", "pool_1d", "pool_7d", "pool_45d", "hour_sin", "hour_cos", "wtd_below")
+
+
+def boosted_trees(iterations: int = 80, leaves: int = 15) -> HistGradientBoostingRegressor:
+    """The gradient-boosted tree ensemble the scripts use, deterministic."""
+    return HistGradientBoostingRegressor(max_iter=iterations, learning_rate=0.1, max_leaf_nodes=leaves,
+                                         min_samples_leaf=40, l2_regularization=1.0,
+                                         early_stopping=False, random_state=0)
+
+
+def log_flux(flux: np.ndarray) -> np.ndarray:
+    """ln(max(flux, FLOOR)): methane fluxes are multiplicative in their drivers."""
+    return np.log(np.maximum(np.asarray(flux, dtype=float), FLOOR))
+
+
+def ridge(x: np.ndarray, y: np.ndarray, alpha: float = 10.0):
+    """Ridge regression on standardised columns; returns the prediction function."""
+    centre, spread = x.mean(axis=0), x.std(axis=0)
+    spread[spread == 0] = 1.0
+    z, level = (x - centre) / spread, y.mean()
+    coef = np.linalg.solve(z.T @ z + alpha * np.eye(z.shape[1]), z.T @ (y - level))
+    return lambda new: level + ((new - centre) / spread) @ coef
+
+
+def process_model(frame: pd.DataFrame, features: pd.DataFrame, train: np.ndarray,
+                  target: np.ndarray, columns: tuple[str, ...] = PROCESS) -> np.ndarray:
+    """Per site, the log-linear process model fitted on `train` rows: ln F of every row.
+
+    ln F = c + b1 T + b2..b4 pools + diurnal harmonics + b5 min(WTD, 0) (a Q10 response, the
+    lagged substrate supply, plant transport and water-table limitation), by ridge regression;
+    the simulation is clipped to the range seen in training (no exponential extrapolation).
+    `target` is ln flux; a site without training rows gets the pooled mean.
+    """
+    out = np.full(len(frame), np.nan)
+    for _, rows in frame.groupby(KEY).indices.items():
+        usable = [c for c in columns if c in features and features[c].iloc[rows].notna().all()]
+        fit = rows[train[rows]]
+        if len(fit) < 10 or not usable:
+            continue
+        x = features[usable].to_numpy(dtype=float)
+        out[rows] = np.clip(ridge(x[fit], target[fit])(x[rows]), target[fit].min(), target[fit].max())
+    return np.where(np.isnan(out), np.nanmean(target[train]), out)
+
+
+def nearby_anomaly(frame: pd.DataFrame, residual: np.ndarray, known: np.ndarray,
+                   per_day: pd.Series, min_share: float = 0.15) -> np.ndarray:
+    """The local residual of the narrowest window (+-0.5 ... +-7.5 days) with enough known rows."""
+    nearby = local_residual(frame, residual, known, per_day)
+    out, done = np.zeros(len(frame)), np.zeros(len(frame), dtype=bool)
+    for half in WINDOWS_DAYS:
+        ok = ~done & (nearby[f"share_{half:g}d"].to_numpy() > min_share)
+        out[ok], done = nearby[f"resid_{half:g}d"].to_numpy()[ok], done | ok
+    return out
+
+
+def back_transform(log_sim: np.ndarray, residual: np.ndarray, median: bool = False) -> np.ndarray:
+    """Flux from a log-space simulation: exp(sim) times the mean of exp(residual) (the mean
+    flux, for squared errors) or times exp(median residual) (the median, for absolute errors)."""
+    factor = np.nanmedian(residual) if median else np.log(np.nanmean(np.exp(residual)))
+    return np.exp(log_sim + float(factor))
+
+
+def fill_gaps(frame: pd.DataFrame, features: pd.DataFrame, column: str = TARGET,
+              median: bool = False) -> np.ndarray:
+    """Every row's fill of `column`: the process model plus the nearby day-to-day anomaly."""
+    flux = frame[column].to_numpy(dtype=float)
+    known = ~np.isnan(flux)
+    target = log_flux(flux)
+    simulated = process_model(frame, features, known, target)
+    residual = np.where(known, target - simulated, np.nan)
+    anomaly = nearby_anomaly(frame, residual, known, steps_per_day(frame))
+    return back_transform(simulated + anomaly, residual - anomaly, median)
+
+
+def check_fill(frame: pd.DataFrame, features: pd.DataFrame, run_days: tuple[float, float],
+               column: str = TARGET, median: bool = False) -> pd.DataFrame:
+    """Hide seeded pseudo-gaps of observed rows, fill them: (site, observed, filled) per hidden row."""
+    known = frame[column].notna().to_numpy()
+    hidden = pseudo_gaps(frame, known, 0.15, run_days, steps_per_day(frame), seed=7)
+    filled = fill_gaps(frame.assign(**{column: frame[column].where(~hidden)}), features, column, median)
+    return pd.DataFrame({KEY: frame.loc[hidden, KEY].to_numpy(),
+                         "observed": frame.loc[hidden, column].to_numpy(), "filled": filled[hidden]})
+
+
+# --- residual structure: the day-to-day anomaly the drivers miss ------------------------------------
+
+def local_residual(frame: pd.DataFrame, residual: np.ndarray, known: np.ndarray,
+                   per_day: pd.Series) -> pd.DataFrame:
+    """Per site, centred means of the known residuals within +-0.5 ... +-7.5 days of each row.
+
+    The columns are the mean (`resid_<half>d`) and the share of known rows (`share_<half>d`).
+    """
+    out = {}
+    values = pd.Series(np.where(known, residual, np.nan), index=frame.index)
+    for half in WINDOWS_DAYS:
+        mean, share = np.full(len(frame), np.nan), np.zeros(len(frame))
+        for _, rows in frame.groupby(KEY).indices.items():
+            width = int(2 * half * per_day.iloc[rows[0]]) + 1
+            window = values.iloc[rows].rolling(width, center=True, min_periods=1)
+            mean[rows], share[rows] = window.mean().to_numpy(), window.count().to_numpy() / width
+        out[f"resid_{half:g}d"], out[f"share_{half:g}d"] = mean, share
+    return pd.DataFrame(out, index=frame.index)
+
+
+def decayed_anomaly(frame: pd.DataFrame, residual: np.ndarray, known: np.ndarray, test: np.ndarray,
+                    per_day: pd.Series, tau_days: float = 2.0) -> np.ndarray:
+    """Per site, the mean residual of the last known day before the test rows, decaying in them."""
+    out = np.zeros(len(frame))
+    for _, rows in frame.groupby(KEY).indices.items():
+        steps = int(per_day.iloc[rows[0]])
+        before = rows[~test[rows]]
+        last = before[known[before]][-steps:]
+        level = float(np.mean(residual[last])) if len(last) else 0.0
+        ahead = np.cumsum(test[rows]) / steps
+        out[rows] = np.where(test[rows], level * np.exp(-ahead / tau_days), 0.0)
+    return out
+
+
+def pseudo_gaps(frame: pd.DataFrame, known: np.ndarray, share: float, run_days: tuple[float, float],
+                per_day: pd.Series, seed: int) -> np.ndarray:
+    """Runs of `run_days` days drawn per site over known rows until about `share` of them."""
+    rng = np.random.default_rng(seed)
+    hidden = np.zeros(len(frame), dtype=bool)
+    for _, rows in frame.groupby(KEY).indices.items():
+        steps, own = int(per_day.iloc[rows[0]]), np.zeros(len(rows), dtype=bool)
+        target = share * known[rows].sum()
+        for _ in range(1000):
+            if (own & known[rows]).sum() >= target:
+                break
+            length = int(rng.uniform(*run_days) * steps)
+            first = int(rng.integers(0, max(len(rows) - length, 0) + 1))
+            own[first:first + length] = True
+        hidden[rows] = own & known[rows]
+    return hidden
+
+
+# --- prediction engines shared by the scripts -------------------------------------------------------
+
+def shared_process_model(frame: pd.DataFrame, features: pd.DataFrame, train: np.ndarray,
+                         target: np.ndarray, columns: tuple[str, ...] = PROCESS) -> np.ndarray:
+    """One log-linear response pooled over sites with a level per site (a pretrained model whose
+    intercept is fine-tuned per site): ln F of every row, clipped to the training range."""
+    usable = [c for c in columns if c in features and features[c].notna().all()]
+    x = features[usable].to_numpy(dtype=float)
+    site_mean_x = pd.DataFrame(x).groupby(frame[KEY].to_numpy()).transform("mean").to_numpy()
+    level = pd.Series(np.where(train, target, np.nan)).groupby(frame[KEY].to_numpy()).transform("mean")
+    level = level.fillna(np.nanmean(target[train])).to_numpy()
+    response = ridge((x - site_mean_x)[train], (target - level)[train])
+    within = response(x - site_mean_x) - response(np.zeros((1, x.shape[1])))
+    return np.clip(level + within, target[train].min(), target[train].max())
+
+
+def forecast(frame: pd.DataFrame, features: pd.DataFrame, test: np.ndarray, shared: bool = False,
+             column: str = TARGET) -> np.ndarray:
+    """Flux of every row from the process model fitted before the test rows, plus the last known
+    day's anomaly decaying into the test period (`shared`: the pooled response, per-site level)."""
+    flux = frame[column].to_numpy(dtype=float)
+    known = ~np.isnan(flux) & ~test
+    target = log_flux(flux)
+    model = shared_process_model if shared else process_model
+    simulated = model(frame, features, known, target)
+    residual = np.where(known, target - simulated, np.nan)
+    anomaly = decayed_anomaly(frame, residual, known, test, steps_per_day(frame))
+    return back_transform(simulated + anomaly, residual)
+
+
+def validate_forecast(frame: pd.DataFrame, features: pd.DataFrame, test: np.ndarray,
+                      shared: bool = False, column: str = TARGET) -> pd.DataFrame:
+    """The same forecast one test-period length earlier, scored on known rows: (site, observed, filled)."""
+    times = frame[TIME]
+    first = times[test].min()
+    length = times.max() - first
+    early = (times >= first - length).to_numpy() & ~test
+    part = frame[~test].reset_index(drop=True)
+    sim = forecast(part, features[~test].reset_index(drop=True), early[~test], shared, column)
+    keep = early[~test] & part[column].notna().to_numpy()
+    return pd.DataFrame({KEY: part.loc[keep, KEY].to_numpy(), "observed": part.loc[keep, column].to_numpy(),
+                         "filled": sim[keep]})
+
+
+def pooled_trees(frame: pd.DataFrame, features: pd.DataFrame, train: np.ndarray,
+                 column: str = TARGET, iterations: int = 80, rows_max: int = 30_000) -> np.ndarray:
+    """Boosted trees of ln flux pooled over the training sites (every 2nd..nth row if many):
+    the flux of every row, back-transformed with the training residuals."""
+    target = log_flux(frame[column].to_numpy(dtype=float))
+    fit = np.flatnonzero(train)
+    fit = fit[:: max(1, len(fit) // rows_max)]
+    usable = [c for c in features if features[c].iloc[fit].notna().any()]
+    model = boosted_trees(iterations).fit(features[usable].iloc[fit], target[fit])
+    simulated = model.predict(features[usable])
+    return back_transform(simulated, target[fit] - simulated[fit])
+
+
+def downscale_daily(frame: pd.DataFrame, features: pd.DataFrame, daily: pd.DataFrame,
+                    sites: pd.DataFrame, test: np.ndarray, column: str = TARGET) -> np.ndarray:
+    """Half-hourly flux of every row whose local day has a daily mean: the process model's
+    within-day shape scaled so that the day's mean equals the daily value (else the forecast)."""
+    shape = forecast(frame, features, test, column=column)
+    day = local_clock(frame, sites)["day"]
+    keys = pd.DataFrame({KEY: frame[KEY].to_numpy(), "date": day.to_numpy(), "shape": shape})
+    keys["day_shape"] = keys.groupby([KEY, "date"])["shape"].transform("mean")
+    means = daily[[KEY, "date", column]].rename(columns={column: "daily"})
+    joined = keys.merge(means, on=[KEY, "date"], how="left")
+    return np.where(joined["daily"].notna(), shape * joined["daily"] / joined["day_shape"], shape)
+
+
+def site_climate(frame: pd.DataFrame, features: pd.DataFrame) -> pd.DataFrame:
+    """Per site, its environment from drivers only (z-scored across sites): mean and range of
+    soil temperature, mean water table below the surface, mean incoming shortwave radiation."""
+    table = pd.DataFrame({KEY: frame[KEY].to_numpy(), "temperature": features["temperature"].to_numpy(),
+                          "wtd": features["wtd_below"].to_numpy() if "wtd_below" in features else 0.0,
+                          "sw": frame["sw_in_f_w_m2"].to_numpy() if "sw_in_f_w_m2" in frame else 0.0})
+    grouped = table.groupby(KEY)
+    climate = pd.DataFrame({"t_mean": grouped["temperature"].mean(),
+                            "t_range": grouped["temperature"].quantile(0.9) - grouped["temperature"].quantile(0.1),
+                            "wtd_mean": grouped["wtd"].mean().fillna(grouped["wtd"].mean().mean()),
+                            "sw_mean": grouped["sw"].mean()}).fillna(0.0)
+    spread = climate.std(ddof=0)
+    return (climate - climate.mean()) / spread.where(spread > 0, 1.0)
+
+
+def transfer_site_models(frame: pd.DataFrame, features: pd.DataFrame, held: list[str],
+                         weights: pd.DataFrame, column: str = TARGET,
+                         columns: tuple[str, ...] = PROCESS) -> np.ndarray:
+    """Flux of every row of the held-out sites: each public site's log-linear process model
+    applied to the held-out site's drivers, back-transformed and averaged with `weights`
+    (held x public).
+    Columns a held-out site lacks (e.g. no water table) are left out of every model."""
+    flux = frame[column].to_numpy(dtype=float)
+    target, out = log_flux(flux), np.full(len(frame), np.nan)
+    groups = frame.groupby(KEY).indices
+    for site in held:
+        rows = groups.get(site)
+        if rows is None:
+            continue
+        usable = [c for c in columns if c in features and features[c].iloc[rows].notna().all()]
+        x_new, total, mix = features[usable].to_numpy(dtype=float)[rows], 0.0, []
+        for donor, weight in weights.loc[site].items():
+            fit = groups[donor][~np.isnan(flux[groups[donor]])]
+            if weight <= 0 or len(fit) < 10 or features[usable].iloc[fit].isna().any().any():
+                continue
+            x_fit = features[usable].to_numpy(dtype=float)[fit]
+            predict = ridge(x_fit, target[fit])
+            mix.append(weight * back_transform(predict(x_new), target[fit] - predict(x_fit)))
+            total += weight
+        out[rows] = np.sum(mix, axis=0) / total if total > 0 else np.nanmean(flux)
+    return out
