@@ -20,11 +20,13 @@ from heuristic.impute import impute
 from heuristic.profile import Profile, read_profile
 from heuristic.prompt import choose_plan, parse_prompt
 from heuristic.statistic import statistic
+from heuristic.transfer import transfer
 
 METHODS = {
     "forecast": (forecast, mean_forecast),
     "impute": (impute, interpolate_fill),
     "partition": (partition, median_split),
+    "transfer": (transfer, mean_forecast),
     "statistic": (statistic,),
     "none": (),
 }
@@ -40,7 +42,8 @@ def main() -> None:
     target = (prompt.artifact or {}).get("rows", {}).get("column")
     handin = None
     try:
-        profile = read_profile(workspace / "data", prompt.scope, target)
+        profile = read_profile(workspace / "data", prompt.scope, target,
+                               (prompt.artifact or {}).get("rows"))
         print(f"heuristic: target {profile.target}, drivers {profile.drivers}, "
               f"missing {profile.missing}", file=sys.stderr)
     except Exception:  # noqa: BLE001 - unreadable data leaves the methods that need none

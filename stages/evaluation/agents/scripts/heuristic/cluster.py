@@ -40,13 +40,33 @@ def best_partition(space: np.ndarray) -> tuple[np.ndarray, float]:
     return best
 
 
+def attribute_space(profile: Profile) -> pd.DataFrame:
+    """Entities described by their static attributes and the mean and spread of each series column."""
+    parts = []
+    if profile.entities is not None and profile.attributes:
+        parts.append(profile.entities[profile.attributes].astype(float))
+    if profile.series is not None:
+        numeric = [c for c in profile.series.columns if c not in (profile.key, profile.time)]
+        grouped = profile.series.groupby(profile.key)[numeric]
+        parts += [grouped.mean().add_suffix("_mean"), grouped.std(ddof=0).add_suffix("_std")]
+    table = pd.concat(parts, axis=1)
+    return standardise(table.loc[:, table.notna().any()].fillna(table.mean()))
+
+
 def partition(profile: Profile, prompt: Prompt, plan: Plan) -> Handin:
-    """Cluster the scope's entities; write one label per entity and report the silhouette."""
-    names = declared(prompt.identifiers)
-    precipitation = pick_driver(profile, PRECIPITATION)
-    frames = entity_frames(profile)
-    table = signature_table(frames, profile.target, precipitation, names, read_settings(prompt.text))
-    space = standardise(table)
+    """Cluster the scope's entities; write one label per entity and report the silhouette.
+
+    Entities are described by signatures of the target's series, or, when the target is not in the
+    data (a hidden label), by their attributes and the summary statistics of their series.
+    """
+    if profile.series is None or profile.target not in profile.series.columns:
+        space = attribute_space(profile)
+    else:
+        names = declared(prompt.identifiers)
+        precipitation = pick_driver(profile, PRECIPITATION)
+        table = signature_table(entity_frames(profile), profile.target, precipitation, names,
+                                read_settings(prompt.text))
+        space = standardise(table)
     labels, score = best_partition(space.to_numpy())
     owed = [str(e) for e in prompt.scope["entities"]]
     by_entity = dict(zip(space.index, labels.tolist(), strict=True))

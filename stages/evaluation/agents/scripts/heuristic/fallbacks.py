@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from heuristic.handin import Handin
-from heuristic.profile import Profile
+from heuristic.profile import Profile, owed_mask
 from heuristic.prompt import Plan, Prompt
 from heuristic.statistic import prior
 
@@ -20,12 +20,13 @@ def _time_key(prompt: Prompt) -> str:
 
 
 def mean_forecast(profile: Profile, prompt: Prompt, plan: Plan) -> Handin:
-    """Every owed row gets its entity's mean of the known target (0 for an entity with none)."""
-    rows = prompt.artifact["rows"]
+    """Every owed row gets its entity's mean of the known target (the overall mean for an entity
+    with none, 0 without any)."""
     series, key, time = profile.series, prompt.key, profile.time
-    owed = series[series[time].between(pd.Timestamp(rows["from"]), pd.Timestamp(rows["to"]))]
+    owed = series[owed_mask(profile, prompt.artifact["rows"])]
     means = series.groupby(key)[profile.target].mean()
-    values = owed[key].map(means).fillna(0.0).to_numpy()
+    overall = series[profile.target].mean()
+    values = owed[key].map(means).fillna(0.0 if np.isnan(overall) else overall).to_numpy()
     frame = pd.DataFrame({key: owed[key].to_numpy(), _time_key(prompt): owed[time].to_numpy()})
     for column in prompt.artifact["columns"]:
         frame[column] = values

@@ -117,13 +117,13 @@ def predict(entities: list[Entity], learner: str) -> list[tuple[np.ndarray, np.n
 def forecast(profile: Profile, prompt: Prompt, plan: Plan) -> Handin:
     """Predict every owed row of every entity with every value column's learner."""
     rows_spec, key = prompt.artifact["rows"], time_key(prompt)
-    first, last = pd.Timestamp(rows_spec["from"]), pd.Timestamp(rows_spec["to"])
+    first, end = pd.Timestamp(rows_spec["from"]), pd.Timestamp(rows_spec["to"]) + pd.Timedelta(days=1)
     frames = entity_frames(profile)
     entities, parts = [], []
     for name, rows in frames.items():
         times, y = rows[profile.time], rows[profile.target].to_numpy(dtype=float)
         train = ((times < first) & rows[profile.target].notna()).to_numpy()
-        owed = ((times >= first) & (times <= last)).to_numpy()
+        owed = ((times >= first) & (times < end)).to_numpy()
         low = 0.0 if train.any() and np.nanmin(y[train]) >= 0 else -np.inf
         x = driver_features(rows, profile.drivers, profile.time).to_numpy()
         entities.append(Entity(x, y, train, owed, folds(train, N_FOLDS), low))

@@ -1,7 +1,8 @@
 """What a method hands in, and how it is written: the artifact in its declared schema and answer.json.
 
 The artifact holds exactly the declared key and value columns, in that order, with the declared
-types (`int` labels, `float` values, keys as text and dates as dates), one row per owed row.
+types (`int` labels, `float` values, keys as text, dates as dates, years as whole numbers,
+instants as timestamps), one row per owed row.
 answer.json holds the reported metrics (only finite numbers; a metric the method could not
 estimate is left out) or the hypothesis answer.
 """
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+from heuristic.profile import YEAR_NAMES
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,14 @@ def conform(frame: pd.DataFrame, spec: dict, time_key: str | None) -> pd.DataFra
     out = pd.DataFrame(index=frame.index)
     for column in spec["key"]:
         values = frame[column]
-        out[column] = (pd.to_datetime(values).dt.date if column == time_key
-                       else values.astype(str))
+        if column != time_key:
+            out[column] = values.astype(str)
+        elif column in YEAR_NAMES:
+            out[column] = pd.to_datetime(values).dt.year.astype("int64")
+        elif column == "date":
+            out[column] = pd.to_datetime(values).dt.date
+        else:  # an instant (e.g. the start of a half-hour), in UTC
+            out[column] = pd.to_datetime(values).astype("datetime64[ns]")
     for column, dtype in spec["columns"].items():
         values = pd.to_numeric(frame[column], errors="coerce")
         if dtype == "int":

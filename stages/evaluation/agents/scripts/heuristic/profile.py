@@ -1,10 +1,14 @@
 """Profile the staged files: the time series, the static attributes, what to predict from what.
 
-Every Parquet file of `data/` is read and cut to the scope's entities and period. A table with the
-entity key and a time column (datetime dtype, or a column named like a date) is a time series; a
-table with one row per entity is the entities table. The target is the column the artifact block
-says is owed (its `rows.column`); drivers are the other numeric time-varying columns; attributes
-are the numeric static columns. Missingness is counted per time-series column.
+Every Parquet file of `data/` is read and cut to the scope's entities and period. The time series
+is the table the artifact block names (`rows.table`, time column `rows.time`), else the first table
+with the entity key and a time column (datetime dtype, or a column named like a date); a table with
+one row per entity is the entities table. A time column of whole years becomes 1 January of the
+year. The target is the column the artifact block says is owed (its `rows.column`); drivers are the
+other numeric time-varying columns; attributes are the numeric static columns. An annual series
+also gets, as drivers, the yearly and growing-season (April to September) means of every numeric
+column of the daily tables of the same entities, and the year itself (a trend). Missingness is
+counted per time-series column.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from pathlib import Path
 import pandas as pd
 
 TIME_NAMES = ("date", "time", "timestamp", "datetime", "day")
+YEAR_NAMES = ("year", "harvest_year")
+GROWING_MONTHS = (4, 9)
 
 
 @dataclass(frozen=True)
@@ -54,18 +60,43 @@ def read_tables(data_dir: Path) -> dict[str, pd.DataFrame]:
     return tables
 
 
-def scope_table(frame: pd.DataFrame, scope: dict) -> pd.DataFrame:
+def scope_table(frame: pd.DataFrame, scope: dict, time: str | None = None) -> pd.DataFrame:
     """Rows of the scope's entities (keys as text) and, for a time series, its period."""
     key = scope["entity_key"]
     frame = frame.copy()
     frame[key] = frame[key].astype(str)
     frame = frame[frame[key].isin([str(e) for e in scope["entities"]])]
-    time = time_column(frame)
-    if time is not None:
-        frame[time] = pd.to_datetime(frame[time]).dt.tz_localize(None).astype("datetime64[ns]")
-        frame = frame[frame[time].between(pd.Timestamp(scope["start"]), pd.Timestamp(scope["end"]))]
+    time = time or time_column(frame)
+    if time is not None and time in frame.columns:
+        if time in YEAR_NAMES and not pd.api.types.is_datetime64_any_dtype(frame[time]):
+            frame[time] = pd.to_datetime(frame[time].astype(int).astype(str) + "-01-01")
+        frame[time] = pd.to_datetime(frame[time], utc=True).dt.tz_convert(None).astype("datetime64[ns]")
+        end = pd.Timestamp(scope["end"]) + pd.Timedelta(days=1)
+        frame = frame[(frame[time] >= pd.Timestamp(scope["start"])) & (frame[time] < end)]
         frame = frame.sort_values([key, time], kind="stable")
     return frame.reset_index(drop=True)
+
+
+def annual_drivers(tables: dict[str, pd.DataFrame], scope: dict, skip: str) -> pd.DataFrame | None:
+    """Per entity and year, the yearly and growing-season means of the daily tables' numeric columns."""
+    key, parts = scope["entity_key"], []
+    for name in sorted(tables):
+        frame = tables[name]
+        if name == skip or key not in frame.columns:
+            continue
+        frame = scope_table(frame, scope)
+        time = time_column(frame)
+        if time is None or frame[time].diff().dt.days.median() != 1:
+            continue
+        numeric = numeric_columns(frame, (key, time))
+        year = frame[time].dt.year.rename("_year")
+        season = frame[time].dt.month.between(*GROWING_MONTHS)
+        yearly = frame.groupby([frame[key], year])[numeric].mean().add_suffix("_year_mean")
+        grow = frame[season].groupby([frame[key], year])[numeric].mean().add_suffix("_season_mean")
+        parts.append(yearly.join(grow, how="outer").add_prefix(f"{name}_"))
+    if not parts:
+        return None
+    return pd.concat(parts, axis=1).reset_index()
 
 
 def numeric_columns(frame: pd.DataFrame, exclude: tuple[str, ...]) -> list[str]:
@@ -74,13 +105,17 @@ def numeric_columns(frame: pd.DataFrame, exclude: tuple[str, ...]) -> list[str]:
             and not pd.api.types.is_bool_dtype(frame[c])]
 
 
-def profile_tables(tables: dict[str, pd.DataFrame], scope: dict, target: str | None) -> Profile:
+def profile_tables(tables: dict[str, pd.DataFrame], scope: dict, target: str | None,
+                   where: dict | None = None) -> Profile:
     """Profile scoped tables: the time series, the entities table, target and drivers."""
     key = scope["entity_key"]
     series = entities = time = None
+    named = (where or {}).get("table")
+    if named in tables and key in tables[named].columns and where.get("time") in tables[named].columns:
+        series, time = scope_table(tables[named], scope, where["time"]), where["time"]
     for name in sorted(tables):
         frame = tables[name]
-        if key not in frame.columns:
+        if key not in frame.columns or name == named:
             continue
         frame = scope_table(frame, scope)
         found = time_column(frame)
@@ -88,6 +123,12 @@ def profile_tables(tables: dict[str, pd.DataFrame], scope: dict, target: str | N
             series, time = frame, found
         elif found is None and entities is None and not frame[key].duplicated().any():
             entities = frame.set_index(key).sort_index()
+    if series is not None and len(series) > 1 and series[time].diff().dt.days.median() >= 300:
+        extra = annual_drivers(tables, scope, named or "")
+        series = series.assign(_year=series[time].dt.year, trend_year=series[time].dt.year.astype(float))
+        if extra is not None:
+            series = series.merge(extra, on=[key, "_year"], how="left")
+        series = series.drop(columns="_year")
     drivers, missing = [], {}
     if series is not None:
         numeric = numeric_columns(series, (key, time))
@@ -98,9 +139,20 @@ def profile_tables(tables: dict[str, pd.DataFrame], scope: dict, target: str | N
     return Profile(key, time, series, entities, target, drivers, attributes, missing)
 
 
-def read_profile(data_dir: Path, scope: dict, target: str | None) -> Profile:
-    """Read and profile the staged files of a workspace."""
-    return profile_tables(read_tables(data_dir), scope, target)
+def read_profile(data_dir: Path, scope: dict, target: str | None, where: dict | None = None) -> Profile:
+    """Read and profile the staged files of a workspace (`where`: the artifact block's rows)."""
+    return profile_tables(read_tables(data_dir), scope, target, where)
+
+
+def owed_mask(profile: Profile, rows: dict) -> pd.Series:
+    """The time-series rows the artifact owes, by the artifact block's `rows` rule."""
+    series = profile.series
+    if rows["kind"] == "holdout":
+        end = pd.Timestamp(rows["to"]) + pd.Timedelta(days=1)
+        return (series[profile.time] >= pd.Timestamp(rows["from"])) & (series[profile.time] < end)
+    if rows["kind"] == "held_out_entities":
+        return series[profile.key].isin([str(e) for e in rows["entities"]])
+    return series[profile.target].isna()
 
 
 def wide(profile: Profile, column: str) -> pd.DataFrame:

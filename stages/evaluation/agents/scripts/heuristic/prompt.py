@@ -9,6 +9,7 @@ owed). The method family follows from those blocks alone:
 |--------------------------------|---------------|-------------|-----------------------------------------|
 | `holdout` (a later period)     | float         | `forecast`  | regression on lagged / seasonal drivers |
 | `hidden_gaps` (null days)      | float         | `impute`    | pseudo-gap regression on neighbours     |
+| `held_out_entities` (unseen)   | float         | `transfer`  | regression pooled over the other entities |
 | `entities` (one per entity)    | int           | `partition` | k-means on standardised signatures      |
 | no artifact, hypothesis answer | -             | `statistic` | regression / correlation / trend test   |
 
@@ -26,7 +27,8 @@ from dataclasses import dataclass, field
 BLOCK = r"## {name}\n.*?```json\n(?P<json>.*?)\n```"
 IDENTIFIER = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
 RUN_LENGTHS = re.compile(r"runs of (\d+) to (\d+) (?:consecutive )?\w* ?days", re.IGNORECASE)
-FAMILIES = {"holdout": "forecast", "hidden_gaps": "impute", "entities": "partition"}
+FAMILIES = {"holdout": "forecast", "hidden_gaps": "impute", "entities": "partition",
+            "held_out_entities": "transfer"}
 # Learner keywords, most specific first: the first one found in a column's description wins.
 LEARNERS = (
     ("random forest", "forest"),
