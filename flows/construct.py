@@ -86,6 +86,11 @@ def build_benchmark(profile: str) -> str:
     limits = sandbox_limits(settings.limits)
     hidden = [Path.cwd().resolve()]
     tasks = load_catalog(CATALOG, settings.domains)
+    if settings.tasks:
+        unknown = sorted(set(settings.tasks) - {t.spec.id for t in tasks})
+        if unknown:
+            raise ValueError(f"params.yaml construct.tasks names unknown tasks {unknown}")
+        tasks = [t for t in tasks if t.spec.id in settings.tasks]
     by_id = {t.spec.id: t for t in tasks}
     shutil.rmtree(BENCHMARK, ignore_errors=True)
     drawn, queries, discards, keys = {}, [], [], {}
@@ -121,7 +126,8 @@ def build_benchmark(profile: str) -> str:
         else:
             discards.append(discard)
     bench_id, report = finalize_benchmark(BENCHMARK, drawn, verified, golds, discards,
-                                          settings.split, data_provenance(settings.domains))
+                                          settings.split.for_profile(profile),
+                                          data_provenance(settings.domains))
     create_markdown_artifact(key="verification", markdown=verification_markdown(report),
                              description="Queries drawn, verified and discarded per task")
     return bench_id

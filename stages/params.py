@@ -71,17 +71,25 @@ class SandboxLimits(Section):
 
 
 class SplitParams(Section):
-    """Per-task split shares; the rest is test, which never has fewer than `min_test` queries."""
+    """Per-task split shares; the rest is test, which never has fewer than `min_test` queries
+    (one number, or one per profile)."""
 
     train: float = 0.6
     val: float = 0.2
-    min_test: int = 3
+    min_test: int | dict[Profile, int] = 3
+
+    def for_profile(self, profile: str) -> SplitParams:
+        """These shares with `min_test` resolved for one profile."""
+        if isinstance(self.min_test, int):
+            return self
+        return self.model_copy(update={"min_test": self.min_test[profile]})
 
 
 class ConstructParams(Section):
     """The four-stage construction flow."""
 
     domains: list[str]
+    tasks: list[str] = []  # build only these task ids (all of the domains' tasks when empty)
     queries_per_task: dict[Profile, int]
     split: SplitParams = SplitParams()
     max_jaccard: float = Field(0.7, gt=0, le=1)  # near-duplicate queries: entity-day Jaccard above

@@ -55,10 +55,16 @@ def edit_params(project: Path, changes: dict) -> str:
     return before
 
 
+# The tasks the end-to-end tests build at the tiny profile: the first five CAMELS tasks (one per
+# method family); the whole catalog is exercised by tests/catalog and by `make run`.
+TINY_TASKS = ["camels-aridity-runoff", "camels-gap-filling", "camels-model-comparison",
+              "camels-signature-clustering", "camels-streamflow-prediction"]
+
+
 def tiny_project(target: Path, agents: dict[str, dict] | None = None) -> Path:
     """A git-initialised copy of the project on the tiny profile, with extra agents configured."""
     project = copy_project(target)
-    edit_params(project, {"profile": "tiny", "agents": agents or {}})
+    edit_params(project, {"profile": "tiny", "agents": agents or {}, "construct": {"tasks": TINY_TASKS}})
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     return project
 
