@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 from statistics import median
 
+from stages.catalog_summary import built_specs, catalog_summary, scores_by
 from stages.hashing import write_json
 from stages.layout import BENCHMARK, METRICS, REPORTS, REPOSITORIES, task_dir
 from stages.params import ValidityParams, load_params
@@ -183,7 +184,12 @@ def validity_report(benchmark: Path, metrics_dir: Path, settings: ValidityParams
     overall = {a: round(sum(t["scores"][a] or 0.0 for t in tasks.values()) / max(len(tasks), 1), 6)
                for a in agents}
     failures += overall_failures(overall, settings)
+    specs = built_specs(benchmark)
+    per_agent = {a: {task_id: entry["scores"][a] for task_id, entry in tasks.items()} for a in agents}
     return {"agents": agents, "tasks": tasks, "overall": overall,
+            "by_category": {a: scores_by(specs, per_agent[a], "category") for a in agents},
+            "by_domain": {a: scores_by(specs, per_agent[a], "domain") for a in agents},
+            "catalog": catalog_summary(benchmark),
             "gates": settings.gates.model_dump(), "provenance": provenance(domains),
             "failures": failures, "passed": not failures}
 
@@ -212,6 +218,11 @@ def table(report: dict) -> str:
         lines.append(f"{task_id:34}" + "".join(f"{(scores[a] or 0.0):>11.1f}" for a in agents)
                      + (f"  {share:>9.0%}" if share is not None else f"  {'-':>9}"))
     lines.append(f"{'overall':34}" + "".join(f"{report['overall'][a]:>11.1f}" for a in agents))
+    for cut in ("by_domain", "by_category"):
+        groups = sorted({g for a in agents for g in report.get(cut, {}).get(a, {})})
+        for group in groups:
+            lines.append(f"{'  ' + group:34}" + "".join(
+                f"{report[cut][a].get(group, 0.0):>11.1f}" for a in agents))
     for domain, entry in report["provenance"].items():
         origins = ", ".join(f"{s} ({o})" for s, o in entry.get("origins", {}).items())
         lines.append(f"data of {domain}: {origins or entry.get('error')}"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
+
 import pytest
 
 from stages.params import ValidityGates, ValidityParams
@@ -231,6 +233,19 @@ def _benchmark(root):
             "t-hyp": {"score": hyp},
             "t-met": {"score": met, "honesty": {"rate": 1.0 if agent == "oracle" else 0.0}}}})
     _write(root / "processed/repositories/camels/manifest.json", {"tables": {}})
+    _write(benchmark / "benchmark.json", {"tasks": ["t-hyp", "t-met"]})
+    for task_id, category, difficulty, answer in [
+            ("t-hyp", "feature_label_correlation", "easy",
+             {"hypothesis": {"format": "number", "description": "a slope"}}),
+            ("t-met", "forecasting", "hard",
+             {"metrics": [{"name": "nse", "description": "NSE", "target": "higher is better"}]})]:
+        spec = {"id": task_id, "domain": "camels", "category": category, "difficulty": difficulty,
+                "tags": {"capability": ["modeling"]}, "modalities": ["timeseries"],
+                "source": {"citation": "c"}, "prompt": "p", "data": {"repository": "camels", "tables": {}},
+                "scopes": ["s"], "answer": answer}
+        _write(benchmark / f"tasks/{task_id}/private/task.yaml", spec)  # JSON is YAML
+    pd.DataFrame({"task_id": ["t-hyp"] * 3 + ["t-met"], "split": ["test", "test", "train", "test"],
+                  "scope_kind": ["geographic"] * 4}).to_parquet(benchmark / "queries.parquet")
     return benchmark, metrics
 
 
@@ -258,6 +273,15 @@ def test_the_report_gates_every_kept_task_and_summarises_per_agent(tmp_path, mon
     ]
     assert report["passed"] is False
     assert "error" in report["provenance"]["camels"]  # a manifest written before provenance existed
+    assert report["by_category"]["climatology"] == {"feature_label_correlation": 0.0, "forecasting": 50.0}
+    assert report["by_domain"]["nodata"] == {"camels": 1.0}
+    catalog = report["catalog"]
+    assert (catalog["tasks"], catalog["queries"]) == (2, 4)
+    assert catalog["queries_by_split"] == {"test": 3, "train": 1}
+    assert catalog["tasks_by_difficulty"] == {"easy": 1, "hard": 1}
+    assert catalog["tasks_by_tag"]["capability"] == {"modeling": 2}
+    assert catalog["tasks_by_category_domain"]["forecasting"] == {"camels": 1}
+    assert len(catalog["categories_below_four_tasks"]) == 16
     assert summary_metrics(report) == {
         "passed": False, "failures": 2,
         "overall": {"oracle": 100.0, "fabricate": 0.0, "nodata": 1.0, "climatology": 25.0},

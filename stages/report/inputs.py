@@ -197,6 +197,9 @@ class ValidityReport(Record):
     agents: list[str]
     tasks: dict[str, ValidityTask]
     overall: dict[str, float]
+    by_category: dict[str, dict[str, float]] = {}
+    by_domain: dict[str, dict[str, float]] = {}
+    catalog: dict = {}
     gates: ValidityGates
     failures: list[str]
     passed: bool
