@@ -151,7 +151,7 @@ def knn_fill(panel: pd.DataFrame, observed: np.ndarray, target: str, k: int = 8)
     """
     table = panel.assign(_y=np.where(observed, panel[target], np.nan)).pivot(index=YEAR, columns=KEY, values="_y")
     anomaly = table - table.mean()
-    corr = anomaly.corr(min_periods=5).to_numpy()
+    corr = anomaly.corr(min_periods=5).to_numpy().copy()
     np.fill_diagonal(corr, np.nan)
     values, year_mean = anomaly.to_numpy(), anomaly.mean(axis=1).fillna(0.0).to_numpy()
     years = {y: i for i, y in enumerate(table.index)}

@@ -14,8 +14,7 @@ buffer, here the soil's water store plays that role):
 
 from __future__ import annotations
 
-from cropbench_annotator import KEY, feature_columns, mae, owed_rows, read_query, rmse, write_answer
-from cropbench_annotator import write_artifact
+from cropbench_annotator import KEY, feature_columns, mae, owed_rows, read_query, rmse, write_answer, write_artifact
 from cropbench_models import panel_fit_predict, validation_split
 
 TARGET = "yield_t_ha"

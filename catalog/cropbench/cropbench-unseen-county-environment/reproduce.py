@@ -16,8 +16,17 @@ Method (the gold; the prompt leaves the method to the agent):
 from __future__ import annotations
 
 import numpy as np
-from cropbench_annotator import KEY, nse, owed_rows, per_entity, read_query, rmse, write_answer, write_artifact
-from cropbench_annotator import feature_columns
+from cropbench_annotator import (
+    KEY,
+    feature_columns,
+    nse,
+    owed_rows,
+    per_entity,
+    read_query,
+    rmse,
+    write_answer,
+    write_artifact,
+)
 from cropbench_models import transfer_fit_predict
 
 TARGET = "yield_t_ha"

@@ -14,7 +14,15 @@ Method (the gold; the prompt leaves the method to the agent):
 from __future__ import annotations
 
 from cropbench_annotator import (
-    YEAR, feature_columns, nse, owed_rows, per_entity, read_query, rmse, write_answer, write_artifact,
+    YEAR,
+    feature_columns,
+    nse,
+    owed_rows,
+    per_entity,
+    read_query,
+    rmse,
+    write_answer,
+    write_artifact,
 )
 from cropbench_models import panel_fit_predict, validation_split
 
