@@ -1,0 +1,51 @@
+"""Annotator reproduction: yield series of counties kept out of training, scored by KGE.
+
+Method (the gold; the prompt leaves the method to the agent):
+1. Read the scope and artifact blocks; keep the scope's counties and years.
+2. Season features from the daily weather and the interpolated FPAR/NDVI placed by the crop
+   calendar (`cropbench_annotator.season_features`).
+3. Transfer model (`cropbench_models.transfer_fit_predict`): the training counties' year mean
+   carries the year (and with it the variability and timing KGE scores); boosted trees learn each
+   county's departure from it from its soil, calendar, weather and canopy relative to the year's.
+4. Report an estimate of both metrics with every third training county withheld.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from cropbench_annotator import (
+    KEY,
+    feature_columns,
+    kge,
+    owed_rows,
+    per_entity,
+    read_query,
+    rmse,
+    write_answer,
+    write_artifact,
+)
+from cropbench_models import transfer_fit_predict
+
+TARGET = "yield_t_ha"
+DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "rad_j_m2_d", "et0_mm_d", "vpd_hpa", "cwb_mm_d",
+         "fpar_interp_pct", "ndvi_interp"]
+
+
+def main() -> None:
+    """Predict the held-out counties; write the artifact and the estimates."""
+    scope, artifact, panel, entities = read_query(DAILY, TARGET)
+    features = feature_columns(panel)
+    owed = owed_rows(panel, TARGET)
+    panel["yield_pred_t_ha"] = np.nan
+    panel.loc[owed, "yield_pred_t_ha"] = transfer_fit_predict(panel, entities, ~owed, owed, TARGET, features)
+    public = sorted(panel.loc[~owed, KEY].unique())
+    check = panel[KEY].isin(public[::3]).to_numpy() & ~owed
+    held = panel[check].assign(
+        estimate=transfer_fit_predict(panel, entities, ~owed & ~check, check, TARGET, features))
+    write_artifact(panel[owed], artifact)
+    write_answer({"median_kge": per_entity(held, TARGET, "estimate", kge),
+                  "rmse_t_ha": rmse(held[TARGET], held["estimate"])})
+
+
+if __name__ == "__main__":
+    main()
