@@ -13,8 +13,9 @@ Families (each series has y and x1..x5 every day from first_year-01-01 to last_y
 
 - `mixture`: series drawn from `n_components` components. A component fixes a centre in attribute
   space (a1, a2, a3; within-component sd `ATTRIBUTE_SD`) and the statistics of y: level, sd, lag-1
-  autocorrelation and seasonal amplitude (per-series jitter around them). `component` (1..k) is
-  the hidden label; x1..x5 are independent standard normals.
+  autocorrelation, seasonal amplitude and phase (per-series jitter around the first four). The
+  levels are close together, so the mean alone does not tell components apart. `component` (1..k)
+  is the hidden label; x1..x5 are independent standard normals.
 - `noise`: y = level + sd * white noise; x1..x5 independent standard normals. Nothing beyond the
   series' mean can be predicted.
 - `ar`: y = level + trend * years + amplitude * sin(season) + z, z an AR(1) or AR(2) process with
@@ -49,12 +50,14 @@ VALUES = ("y", "x1", "x2", "x3", "x4", "x5")
 LEVEL_MEAN, LEVEL_SD = 8.0, 2.0
 BURN_IN_DAYS = 200
 DAYS_PER_YEAR = 365.25
-# mixture components: attribute centre (a1, a2, a3) and y's level, sd, lag-1 autocorrelation, amplitude
+# mixture components: attribute centre (a1, a2, a3) and y's level, sd, lag-1 autocorrelation, seasonal
+# amplitude and phase (day of year of the upward zero crossing). Levels are close, so a series' mean
+# says little about its component; the seasonal cycles peak in different seasons.
 COMPONENTS = (
-    {"centre": (-2.0, 0.0, 1.0), "level": 5.0, "sd": 1.0, "lag1": 0.2, "amplitude": 0.0},
-    {"centre": (2.0, -1.0, 0.0), "level": 8.0, "sd": 2.0, "lag1": 0.7, "amplitude": 2.0},
-    {"centre": (0.0, 2.0, -1.0), "level": 11.0, "sd": 1.5, "lag1": 0.5, "amplitude": 1.0},
-    {"centre": (-1.0, -2.0, -2.0), "level": 14.0, "sd": 1.0, "lag1": 0.85, "amplitude": 3.0},
+    {"centre": (-2.0, 0.0, 1.0), "level": 7.8, "sd": 1.0, "lag1": 0.2, "amplitude": 2.0, "phase": 80.0},
+    {"centre": (2.0, -1.0, 0.0), "level": 8.4, "sd": 2.0, "lag1": 0.7, "amplitude": 2.5, "phase": 200.0},
+    {"centre": (0.0, 2.0, -1.0), "level": 8.1, "sd": 1.5, "lag1": 0.5, "amplitude": 1.5, "phase": 320.0},
+    {"centre": (-1.0, -2.0, -2.0), "level": 8.7, "sd": 1.0, "lag1": 0.85, "amplitude": 3.0, "phase": 140.0},
 )
 ATTRIBUTE_SD = 0.6
 LINEAR_BASE, LINEAR_DOMINANT = 0.4, 2.0  # coefficients of x1..x4; the driver's
@@ -143,12 +146,12 @@ def _mixture(rng: np.random.Generator, index: int, days: pd.DatetimeIndex, param
     component = index % params.n_components
     c = COMPONENTS[component]
     a = np.asarray(c["centre"]) + rng.normal(0.0, ATTRIBUTE_SD, 3)
-    level = c["level"] + rng.normal(0.0, 0.5)
+    level = c["level"] + rng.normal(0.0, 0.6)
     sd = c["sd"] * float(np.exp(rng.normal(0.0, 0.1)))
     lag1 = float(np.clip(c["lag1"] + rng.normal(0.0, 0.05), 0.0, 0.95))
     amplitude = c["amplitude"] + rng.normal(0.0, 0.3)
     z = ar_process(rng, (lag1,), np.sqrt(1 - lag1 ** 2), len(days))
-    y = level + amplitude * season(days) + sd * z
+    y = level + amplitude * season(days, c["phase"]) + sd * z
     attributes = {"a1": a[0], "a2": a[1], "a3": a[2], "component": component + 1, "driver": None}
     known = {"component": component + 1, "level": level, "sd": sd, "lag1": lag1, "amplitude": amplitude}
     return attributes, {"y": y, **_noise_drivers(rng, len(days))}, known

@@ -90,9 +90,9 @@ def test_linear_series_recover_their_known_coefficients(tiny):
 def test_mixture_components_separate_in_attributes_and_levels(tiny):
     series, daily, _ = frames(tiny)
     mixture = series[series["family"] == "mixture"].set_index("series_id")
-    levels = daily[daily["series_id"].isin(mixture.index)].groupby("series_id")["y"].mean()
-    by_component = levels.groupby(mixture["component"]).mean()
-    assert by_component.tolist() == pytest.approx([5.0, 8.0, 11.0], abs=1.0)
+    rows = daily[daily["series_id"].isin(mixture.index)]
+    spread = rows.groupby("series_id")["y"].std().groupby(mixture["component"]).mean()
+    assert spread.tolist() == pytest.approx([1.7, 2.7, 1.9], abs=0.4)  # sd and seasonal amplitude combined
     centres = mixture.groupby("component")[["a1", "a2", "a3"]].mean().to_numpy()
     assert centres == pytest.approx(np.array([c["centre"] for c in control.COMPONENTS[:3]]), abs=1.0)
 

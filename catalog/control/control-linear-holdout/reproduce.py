@@ -1,0 +1,38 @@
+"""Annotator reproduction: per-series linear regression of y on the day's covariates.
+
+Method (the gold; the prompt leaves the method to the agent):
+1. Per series, ordinary least squares of y on [1, x1..x5] over the days where y is public.
+2. Predict every test day from that day's covariates.
+3. Estimate of the metrics: the same fit on the first 70 % of the public days, scored on the rest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from control_annotator import DRIVERS, nse, ols, ols_predict, read_query, rmse, write_outputs
+
+
+def predict(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
+    """OLS of y on the covariates fitted on `train`, applied to `test`."""
+    return ols_predict(ols(train[DRIVERS].to_numpy(), train["y"].to_numpy()), test[DRIVERS].to_numpy())
+
+
+def main() -> None:
+    scope, artifact, series, _ = read_query()
+    key = scope["entity_key"]
+    first = pd.Timestamp(artifact["rows"]["from"])
+    rows, checks = [], []
+    for entity, group in series.groupby(key, sort=True):
+        public, test = group[group["date"] < first].dropna(subset=["y"]), group[group["date"] >= first]
+        rows.append(pd.DataFrame({key: entity, "date": test["date"], "y_pred": predict(public, test)}))
+        cut = int(0.7 * len(public))
+        check = public.iloc[cut:]
+        checks.append((check["y"].to_numpy(), predict(public.iloc[:cut], check)))
+    obs, sim = np.concatenate([c[0] for c in checks]), np.concatenate([c[1] for c in checks])
+    write_outputs(pd.concat(rows, ignore_index=True), artifact,
+                  {"rmse": rmse(obs, sim), "median_nse": float(np.median([nse(o, s) for o, s in checks]))})
+
+
+if __name__ == "__main__":
+    main()
