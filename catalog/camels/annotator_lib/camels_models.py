@@ -1,0 +1,197 @@
+"""Learners shared by the camels annotator scripts: per-basin and pooled models, validation splits.
+
+The second module of the library (`camels_annotator` reads a query and builds forcing features).
+Every learner is deterministic (fixed `random_state`, no early stopping, one thread). Frames are
+sorted by basin and date, as `camels_annotator.read_timeseries` returns them; masks and
+predictions are aligned with their rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from camels_annotator import basin_features, kge, nse, read_artifact_spec, read_scope, read_timeseries
+from sklearn.ensemble import HistGradientBoostingRegressor
+
+# Static attributes a pooled model may read where a task stages them (climate, topography, land).
+ATTRIBUTES = ("gauge_lat_deg", "gauge_lon_deg", "elev_mean_m", "slope_mean_m_km", "area_gages2_km2",
+              "p_mean_mm_d", "pet_mean_mm_d", "aridity", "frac_snow", "p_seasonality", "frac_forest",
+              "high_prec_freq_d_yr", "low_prec_freq_d_yr", "soil_depth_statsgo_m",
+              "geol_permeability_log10_m2", "soil_porosity", "max_water_content_m")
+VALIDATION_SHARE = 0.2
+Simulator = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (fit rows, predict rows) -> values
+
+
+@dataclass(frozen=True)
+class Query:
+    """A staged query's scope, artifact block, time series and the masks most scripts need."""
+
+    scope: dict
+    artifact: dict
+    frame: pd.DataFrame  # the scope's rows, sorted by basin and date
+    key: str
+    obs: np.ndarray  # the artifact's target column (NaN where null in data/)
+    basins: np.ndarray
+
+    @property
+    def test(self) -> np.ndarray:
+        """Rows of the holdout test period (from the artifact block's first day on)."""
+        return (self.frame["date"] >= pd.Timestamp(self.artifact["rows"]["from"])).to_numpy()
+
+    @property
+    def train(self) -> np.ndarray:
+        """Rows before the test period whose target is observed."""
+        return ~self.test & ~np.isnan(self.obs)
+
+
+def read_query(columns: list[str], target: str = "qobs_mm_d") -> Query:
+    """Read prompt.md and data/ of the query in the current directory."""
+    prompt = Path("prompt.md")
+    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
+    frame = read_timeseries(Path("data"), scope, sorted({*columns, target}))
+    key = scope["entity_key"]
+    return Query(scope, artifact, frame, key, frame[target].to_numpy(dtype=float),
+                 frame[key].to_numpy())
+
+
+def boosted(max_iter: int = 120, learning_rate: float = 0.08, max_leaf_nodes: int = 15,
+            min_samples_leaf: int = 20) -> HistGradientBoostingRegressor:
+    """The library's gradient-boosted tree ensemble (deterministic, no early stopping)."""
+    return HistGradientBoostingRegressor(max_iter=max_iter, learning_rate=learning_rate,
+                                         max_leaf_nodes=max_leaf_nodes,
+                                         min_samples_leaf=min_samples_leaf, l2_regularization=1.0,
+                                         early_stopping=False, random_state=0)
+
+
+def read_entities(data_dir: Path, scope: dict) -> pd.DataFrame:
+    """The staged entities table of the scope's basins, indexed by the entity key (as text)."""
+    key = scope["entity_key"]
+    entities = pd.read_parquet(data_dir / "entities.parquet")
+    entities[key] = entities[key].astype(str)
+    return entities[entities[key].isin(scope["entities"])].set_index(key).sort_index()
+
+
+def featurize(frame: pd.DataFrame, key: str) -> pd.DataFrame:
+    """Forcing-only features (`basin_features`) of every basin, aligned with `frame`'s rows."""
+    parts = [basin_features(basin) for _, basin in frame.groupby(key, sort=False)]
+    return pd.concat(parts).loc[frame.index]
+
+
+def with_attributes(features: pd.DataFrame, frame: pd.DataFrame, entities: pd.DataFrame,
+                    key: str) -> pd.DataFrame:
+    """`features` plus every staged static attribute of `ATTRIBUTES`, repeated on each day."""
+    columns = [c for c in ATTRIBUTES if c in entities.columns]
+    static = entities.loc[frame[key], columns].to_numpy(dtype=float)
+    return features.assign(**{c: static[:, i] for i, c in enumerate(columns)})
+
+
+def precipitation_scale(frame: pd.DataFrame, key: str) -> np.ndarray:
+    """Each row's basin mean precipitation (mm/d, whole scope, at least 0.1): a flow scale that
+    is known in ungauged basins too."""
+    means = frame.groupby(key)["prcp_mm_d"].transform("mean").to_numpy(dtype=float)
+    return np.maximum(np.nan_to_num(means, nan=1.0), 0.1)
+
+
+def pooled(features: pd.DataFrame, target: np.ndarray, scale: np.ndarray, **kwargs) -> Simulator:
+    """One model for every basin, fitted on target / scale (scale-free runoff), rescaled back."""
+    def simulate(fit: np.ndarray, predict: np.ndarray) -> np.ndarray:
+        model = boosted(**kwargs).fit(features[fit], target[fit] / scale[fit])
+        return np.clip(model.predict(features[predict]) * scale[predict], 0.0, None)
+    return simulate
+
+
+def local(features: pd.DataFrame, target: np.ndarray, basins: np.ndarray, weight_power: float = 0.0,
+          **kwargs) -> Simulator:
+    """One model per basin, fitted on that basin's rows only; `weight_power` > 0 weights each
+    day by (flow / mean flow) ** power, so high flows count more in the fit."""
+    def simulate(fit: np.ndarray, predict: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(target))
+        for basin in np.unique(basins[predict]):
+            own = basins == basin
+            if (fit & own).sum() < 30:  # too short to fit: the basin's mean
+                out[predict & own] = np.nanmean(target[fit & own]) if (fit & own).any() else 0.0
+                continue
+            y = target[fit & own]
+            weight = (y / max(y.mean(), 1e-6) + 0.1) ** weight_power
+            model = boosted(**kwargs).fit(features[fit & own], y, sample_weight=weight)
+            out[predict & own] = model.predict(features[predict & own])
+        return np.clip(out[predict], 0.0, None)
+    return simulate
+
+
+def validation_split(dates: pd.Series, train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(early, late): the training rows before / from the day that leaves the last 20 % of the
+    training period for validation."""
+    days = np.sort(dates[train].unique())
+    cut = days[int(len(days) * (1 - VALIDATION_SHARE))]
+    late = train & (dates >= cut).to_numpy()
+    return train & ~late, late
+
+
+def scores(obs: np.ndarray, sim: np.ndarray, basins: np.ndarray) -> pd.DataFrame:
+    """NSE, KGE, r^2 and |alpha - 1| per basin (observed rows; constant-flow basins left out)."""
+    rows = []
+    for basin in np.unique(basins):
+        own = (basins == basin) & ~np.isnan(obs)
+        o, s = obs[own], sim[own]
+        if own.sum() > 2 and np.ptp(o) > 0 and o.mean() > 0:
+            r = np.corrcoef(o, s)[0, 1] if np.ptp(s) > 0 else 0.0
+            rows.append({"basin": basin, "nse": nse(o, s), "kge": kge(o, s), "r2": r**2,
+                         "variability_error": abs(s.std() / o.std() - 1)})
+    return pd.DataFrame(rows, columns=["basin", "nse", "kge", "r2", "variability_error"]).set_index("basin")
+
+
+def validate(simulate: Simulator, obs: np.ndarray, dates: pd.Series, train: np.ndarray,
+             basins: np.ndarray) -> pd.DataFrame:
+    """Per-basin NSE and KGE of `simulate` fitted on early training rows, scored on the late ones."""
+    early, late = validation_split(dates, train)
+    return scores(obs[late], simulate(early, late), basins[late])
+
+
+def write_rows(frame: pd.DataFrame, rows: np.ndarray, key: str, columns: dict[str, np.ndarray],
+               artifact: dict) -> None:
+    """Write the artifact: key and date of the selected rows plus the value columns."""
+    out = frame.loc[rows, [key, "date"]].reset_index(drop=True)
+    for name, values in columns.items():
+        out[name] = np.asarray(values, dtype=float)
+    Path("work").mkdir(exist_ok=True)
+    out.to_parquet(Path("work") / artifact["file"], index=False)
+
+
+def median_of(table: pd.DataFrame, column: str) -> float:
+    """Median of a score column rounded for answer.json (nan when no basin has a score)."""
+    values = table[column].dropna()
+    return round(float(values.median()), 6) if len(values) else float("nan")
+
+
+def fine_tuned(features: pd.DataFrame, target: np.ndarray, basins: np.ndarray,
+               scale: np.ndarray) -> Simulator:
+    """A pooled model pre-trained on every basin, then refined per basin: each basin's own
+    ensemble reads the pooled simulation as one more input (transfer by stacking)."""
+    def simulate(fit: np.ndarray, predict: np.ndarray) -> np.ndarray:
+        rows = fit | predict
+        base = np.zeros(len(target))
+        base[rows] = pooled(features, target, scale, max_iter=80)(fit, rows)
+        tuned = features.assign(pooled_sim=base)
+        return local(tuned, target, basins, max_iter=60)(fit, predict)
+    return simulate
+
+
+def others_mean(frame: pd.DataFrame, key: str, column: str,
+                groups: pd.Series | None = None) -> np.ndarray:
+    """Per row, the mean of `column` over the other basins (of the same group) on the same day;
+    NaN where no other basin has a value."""
+    group = (groups.reindex(frame[key]).to_numpy() if groups is not None
+             else np.zeros(len(frame), dtype=int))
+    values = frame[column].to_numpy(dtype=float)
+    parts = pd.DataFrame({"g": group, "d": frame["date"].to_numpy(), "v": values,
+                          "n": ~np.isnan(values)})
+    totals = parts.groupby(["g", "d"])[["v", "n"]].transform("sum")
+    own = np.nan_to_num(values)
+    count = totals["n"].to_numpy() - parts["n"].to_numpy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, (totals["v"].to_numpy() - own) / count, np.nan)
