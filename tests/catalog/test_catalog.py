@@ -1,0 +1,99 @@
+"""The whole catalog as a benchmark reviewer reads it: scale, coverage, tags, sources and leakage.
+
+ST-Bench's reference: 100 tasks (25 CAMELS, 24 CropBench, 40 MethaneWet, plus a control set), all
+16 categories, 17 easy / 49 medium / 34 hard, ~20 scopes per task and 2,067 queries.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import date
+
+import pytest
+from scibench_testing.annotators import CATALOG
+
+from stages.catalog import STBENCH_CATEGORIES, load_catalog
+from stages.construction.prompts import render_prompt
+from stages.construction.scopes import ResolvedScope
+
+DOMAINS = ["camels", "control", "cropbench", "methanewet"]
+# Columns derived from a task's target: staging one would hand the agent (part of) the answer.
+DERIVED = {
+    "fch4_nmol_m2_s": {"fch4_f_nmol_m2_s", "fch4_mean_nmol_m2_s", "fch4_f_annoptlm_mean_nmol_m2_s",
+                       "fch4_measured_days"},
+    "yield_t_ha": {"production_t", "yield_bu_ac"},
+    "qobs_mm_d": {"q_mean_mm_d", "runoff_ratio", "baseflow_index", "stream_elas", "q5_mm_d", "q95_mm_d",
+                  "high_q_freq_d_yr", "high_q_dur_d", "low_q_freq_d_yr", "low_q_dur_d", "zero_q_freq",
+                  "hfd_mean_d", "slope_fdc", "qobs_cfs"},
+}
+DOI = re.compile(r"10\.\d{4,9}/\S+")
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog(CATALOG, DOMAINS)
+
+
+def test_the_catalog_has_st_bench_scale_in_its_proportions(catalog):
+    graded = [t for t in catalog if t.spec.truth is not None and t.spec.answer.metrics]
+    by_domain = Counter(t.spec.domain for t in graded)
+    assert len(graded) >= 100
+    assert by_domain["camels"] >= 24 and by_domain["cropbench"] >= 24
+    assert by_domain["methanewet"] >= 38 and by_domain["control"] >= 10
+
+
+def test_every_category_has_at_least_four_tasks_and_difficulty_is_near_st_bench(catalog):
+    categories = Counter(t.spec.category for t in catalog)
+    assert {c: categories[c] for c in STBENCH_CATEGORIES if categories[c] < 4} == {}
+    difficulty = Counter(t.spec.difficulty for t in catalog)
+    shares = {level: difficulty[level] / len(catalog) for level in ("easy", "medium", "hard")}
+    for level, reference in {"easy": 0.17, "medium": 0.49, "hard": 0.34}.items():
+        assert abs(shares[level] - reference) <= 0.12, (level, shares)
+
+
+def test_every_task_carries_all_four_tag_axes_and_a_source(catalog):
+    for task in catalog:
+        tags = task.spec.tags
+        assert tags.capability and tags.pipeline_stage and tags.cognitive_skill and tags.mas_challenge, task.spec.id
+        assert len(task.spec.source.citation) > 40, task.spec.id
+        if task.spec.source.doi:
+            assert DOI.fullmatch(task.spec.source.doi), task.spec.id
+
+
+def test_query_pools_reach_two_thousand_queries_at_full(catalog):
+    assert all(len(t.spec.scopes) >= 15 for t in catalog), [t.spec.id for t in catalog if len(t.spec.scopes) < 15]
+    assert sum(min(len(t.spec.scopes), 20) for t in catalog) >= 2000
+
+
+def test_each_domain_shares_one_annotator_library_and_scripts_stay_thin(catalog):
+    for domain in DOMAINS:
+        library = sorted((CATALOG / domain / "annotator_lib").glob("*.py"))
+        assert 1 <= len(library) <= 4, domain  # one library, split into a few modules at most
+        assert all(len(p.read_text().splitlines()) <= 400 for p in library), domain
+    long = {t.spec.id: n for t in catalog if (n := len(t.reproduce.read_text().splitlines())) > 120}
+    assert long == {}
+
+
+def _rendered(task) -> str:
+    scope = ResolvedScope("s", "geographic", "a scope", "", "id", ("a", "b", "c", "d"),
+                          date(2001, 1, 1), date(2004, 12, 31))
+    return render_prompt(task.spec, scope, "q-test")
+
+
+def test_no_prompt_names_its_source_or_a_doi(catalog):
+    for task in catalog:
+        prompt = _rendered(task)
+        assert not DOI.search(prompt), task.spec.id
+        assert "et al" not in prompt, task.spec.id
+        first_author = re.match(r"\s*([A-Z][A-Za-z'\-]+)", task.spec.source.citation)
+        if first_author and len(first_author.group(1)) > 3:
+            assert first_author.group(1) not in prompt, (task.spec.id, first_author.group(1))
+
+
+def test_no_task_stages_a_column_derived_from_its_target(catalog):
+    for task in catalog:
+        if task.spec.truth is None:
+            continue
+        staged = {c for columns in task.spec.data.tables.values() for c in columns}
+        assert not staged & DERIVED.get(task.spec.truth.column, set()), task.spec.id
