@@ -1,0 +1,56 @@
+"""Annotator reproduction: a yield model augmented with a simulated crop water balance.
+
+Method (the gold; the prompt leaves the method to the agent):
+1. Read the scope and artifact blocks; keep the scope's counties and years.
+2. Weather features per county-season placed by the crop calendar
+   (`cropbench_annotator.season_features`).
+3. Augmentation: a minimal crop water-balance simulation per county (root-zone bucket sized by
+   the soil's available water capacity, crop demand kc x ET0 through the season;
+   `cropbench_annotator.simulated_water_stress`); its season and silking-window unmet demand join
+   the features.
+4. Panel model on the training years: county fixed effects, trend, ridge, boosted trees on its
+   residuals; predict every owed row. Report RMSE and r2 estimated on the last 3 training years.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cropbench_annotator import (
+    KEY,
+    YEAR,
+    feature_columns,
+    owed_rows,
+    r2,
+    read_query,
+    read_table,
+    rmse,
+    simulated_water_stress,
+    write_answer,
+    write_artifact,
+)
+from cropbench_models import panel_fit_predict, validation_split
+
+TARGET = "yield_t_ha"
+DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "et0_mm_d"]
+
+
+def main() -> None:
+    """Predict the withheld test years with the augmented model; write artifact and estimates."""
+    scope, artifact, panel, entities = read_query(DAILY, TARGET)
+    series = read_table(Path("data"), "timeseries", scope, [KEY, "date", "prec_mm_d", "et0_mm_d"])
+    simulated = simulated_water_stress(series, entities["sos_doy"], entities["awc_cm_m"])
+    panel = panel.join(simulated, on=[KEY, YEAR])
+    features = feature_columns(panel)
+    owed = owed_rows(panel, TARGET)
+    panel["yield_pred_t_ha"] = float("nan")
+    panel.loc[owed, "yield_pred_t_ha"] = panel_fit_predict(panel, ~owed, owed, TARGET, features)
+    fit, check = validation_split(panel, ~owed, years=3)
+    estimate = panel_fit_predict(panel, fit, check, TARGET, features)
+    observed = panel.loc[check, TARGET].to_numpy()
+    write_artifact(panel[owed], artifact)
+    write_answer({"rmse_t_ha": rmse(observed, estimate), "r2": r2(observed, estimate)})
+
+
+if __name__ == "__main__":
+    main()
