@@ -64,7 +64,7 @@ def test_every_task_is_a_graded_metric_task_on_known_scopes(tasks):
     scopes = load_scopes(DOMAIN)
     for task in tasks.values():
         spec = task.spec
-        assert set(spec.scopes) <= set(scopes) and len(spec.scopes) >= 15, spec.id
+        assert set(spec.scopes) <= set(scopes) and len(spec.scopes) >= 20, spec.id
         assert spec.data.repository == "control" and spec.truth is not None and spec.reference_models
         assert all(m.grade is not None and m.references for m in spec.answer.metrics), spec.id
 
