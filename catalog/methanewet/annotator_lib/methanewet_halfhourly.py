@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from methanewet_annotator import FLOOR, GROWING_C, KEY, TARGET
-from sklearn.ensemble import HistGradientBoostingRegressor
 
 TIME = "timestamp_start"
 TEMPERATURES = ("ts_1_c", "ts_2_c", "ta_f_c", "ta_c")  # the flux's temperature, first present
@@ -124,8 +123,11 @@ def site_attributes(frame: pd.DataFrame, sites: pd.DataFrame, columns: list[str]
 PROCESS = ("temperature", "pool_1d", "pool_7d", "pool_45d", "hour_sin", "hour_cos", "wtd_below")
 
 
-def boosted_trees(iterations: int = 80, leaves: int = 15) -> HistGradientBoostingRegressor:
-    """The gradient-boosted tree ensemble the scripts use, deterministic."""
+def boosted_trees(iterations: int = 80, leaves: int = 15):
+    """The gradient-boosted tree ensemble the scripts use, deterministic (imported here: the
+    scripts without trees skip scikit-learn's import, seconds on a busy machine)."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
     return HistGradientBoostingRegressor(max_iter=iterations, learning_rate=0.1, max_leaf_nodes=leaves,
                                          min_samples_leaf=40, l2_regularization=1.0,
                                          early_stopping=False, random_state=0)
@@ -314,17 +316,22 @@ def pooled_trees(frame: pd.DataFrame, features: pd.DataFrame, train: np.ndarray,
     return back_transform(simulated, target[fit] - simulated[fit])
 
 
-def downscale_daily(frame: pd.DataFrame, features: pd.DataFrame, daily: pd.DataFrame,
-                    sites: pd.DataFrame, test: np.ndarray, column: str = TARGET) -> np.ndarray:
-    """Half-hourly flux of every row whose local day has a daily mean: the process model's
-    within-day shape scaled so that the day's mean equals the daily value (else the forecast)."""
-    shape = forecast(frame, features, test, column=column)
+def scale_to_daily(frame: pd.DataFrame, values: np.ndarray, daily: pd.DataFrame, sites: pd.DataFrame,
+                   column: str = TARGET) -> np.ndarray:
+    """`values` scaled per site and local standard day (the daily record's date) so that the day's
+    mean equals the daily `column`; days without a daily value keep `values`."""
     day = local_clock(frame, sites)["day"]
-    keys = pd.DataFrame({KEY: frame[KEY].to_numpy(), "date": day.to_numpy(), "shape": shape})
+    keys = pd.DataFrame({KEY: frame[KEY].to_numpy(), "date": day.to_numpy(), "shape": values})
     keys["day_shape"] = keys.groupby([KEY, "date"])["shape"].transform("mean")
     means = daily[[KEY, "date", column]].rename(columns={column: "daily"})
     joined = keys.merge(means, on=[KEY, "date"], how="left")
-    return np.where(joined["daily"].notna(), shape * joined["daily"] / joined["day_shape"], shape)
+    return np.where(joined["daily"].notna(), values * joined["daily"] / joined["day_shape"], values)
+
+
+def downscale_daily(frame: pd.DataFrame, features: pd.DataFrame, daily: pd.DataFrame,
+                    sites: pd.DataFrame, test: np.ndarray, column: str = TARGET) -> np.ndarray:
+    """Half-hourly flux of every row: the forecast's within-day shape scaled to the daily means."""
+    return scale_to_daily(frame, forecast(frame, features, test, column=column), daily, sites, column)
 
 
 def site_climate(frame: pd.DataFrame, features: pd.DataFrame) -> pd.DataFrame:
@@ -368,3 +375,15 @@ def transfer_site_models(frame: pd.DataFrame, features: pd.DataFrame, held: list
             total += weight
         out[rows] = np.sum(mix, axis=0) / total if total > 0 else np.nanmean(flux)
     return out
+
+
+def imagery_attributes(data_dir: Path, sites: pd.DataFrame) -> pd.DataFrame:
+    """Per site, its imagery statistics: NDVI mean, minimum, maximum and seasonal range over the
+    image dates (site means of `image_stats`) and the relief (`image_static`); null without imagery."""
+    stats = pd.read_parquet(data_dir / "image_stats.parquet").astype({KEY: str})
+    ndvi = stats[stats["variable"] == "ndvi"].groupby(KEY)["mean"]
+    static = pd.read_parquet(data_dir / "image_static.parquet").astype({KEY: str})
+    relief = static[static["variable"] == "relief"].set_index(KEY)["mean"]
+    out = pd.DataFrame({"ndvi_mean": ndvi.mean(), "ndvi_min": ndvi.min(), "ndvi_max": ndvi.max()})
+    out["ndvi_range"] = out["ndvi_max"] - out["ndvi_min"]
+    return out.reindex(sites.index).assign(relief_m=relief.reindex(sites.index))
