@@ -139,3 +139,43 @@ def basin_features(basin: pd.DataFrame) -> pd.DataFrame:
     features["season_sin"] = np.sin(2 * np.pi * doy / 365.25)
     features["season_cos"] = np.cos(2 * np.pi * doy / 365.25)
     return pd.DataFrame(features, index=basin.index).fillna(0.0)
+
+
+# --- per-basin profiles and partitions (clustering and exploratory tasks) ---
+
+def basin_profile(dates: pd.Series, values: pd.Series) -> dict[str, float]:
+    """The prompt's profile features of one basin's observed values, in date order."""
+    seen = values.notna().to_numpy()
+    x, t = values[seen].to_numpy(dtype=float), dates[seen].reset_index(drop=True)
+    mean, std = float(x.mean()), float(x.std())
+    lag1 = 0.0 if np.ptp(x[:-1]) == 0 or np.ptp(x[1:]) == 0 else float(np.corrcoef(x[:-1], x[1:])[0, 1])
+    monthly = pd.Series(x).groupby(t.dt.month.to_numpy()).mean()
+    years = (t - t.iloc[0]).dt.total_seconds().to_numpy() / (365.25 * 86400)
+    return {"mean": mean, "std": std, "cv": std / abs(mean) if mean != 0 else 0.0,
+            "q10": float(np.quantile(x, 0.1)), "q90": float(np.quantile(x, 0.9)), "lag1": lag1,
+            "seasonal_amplitude": float(monthly.max() - monthly.min()),
+            "trend": float(np.polyfit(years, x, 1)[0]) if np.ptp(years) > 0 else 0.0}
+
+
+def profile_space(frame: pd.DataFrame, key: str, column: str, features: list[str]) -> pd.DataFrame:
+    """Standardised (population z-score; zero spread -> 0) profile features, one row per basin."""
+    raw = pd.DataFrame({basin: basin_profile(part["date"].reset_index(drop=True),
+                                             part[column].reset_index(drop=True))
+                        for basin, part in frame.groupby(key, sort=True)}).T[features]
+    spread = raw.std(ddof=0)
+    return ((raw - raw.mean()) / spread.where(spread > 0, 1.0)).where(spread > 0, 0.0)
+
+
+def best_partition(space: np.ndarray, k_max: int = 6) -> tuple[np.ndarray, float]:
+    """k-means (50 restarts, seed 0) for k = 2 .. min(k_max, n - 1); the labels with the highest
+    mean silhouette (ties to the smaller k) and that silhouette."""
+    from sklearn.cluster import KMeans
+    from sklearn.metrics import silhouette_score
+
+    best = (-2.0, None)
+    for k in range(2, min(k_max, len(space) - 1) + 1):
+        labels = KMeans(n_clusters=k, n_init=50, random_state=0).fit_predict(space)
+        score = silhouette_score(space, labels) if len(set(labels)) > 1 else -1.0
+        if score > best[0] + 1e-12:
+            best = (float(score), labels)
+    return best[1], best[0]

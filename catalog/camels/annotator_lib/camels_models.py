@@ -195,3 +195,18 @@ def others_mean(frame: pd.DataFrame, key: str, column: str,
     count = totals["n"].to_numpy() - parts["n"].to_numpy()
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, (totals["v"].to_numpy() - own) / count, np.nan)
+
+
+def held_out_masks(q: Query) -> tuple[np.ndarray, np.ndarray]:
+    """(rows of the artifact block's held-out basins, observed rows of the public basins)."""
+    held = np.isin(q.basins, q.artifact["rows"]["entities"])
+    return held, ~held & ~np.isnan(q.obs)
+
+
+def pseudo_ungauged(basins: np.ndarray, public: np.ndarray, share: float = 0.3) -> np.ndarray:
+    """Rows of a seeded share of the public basins (at least one): a validation set of
+    'ungauged' basins for an estimate of the held-out score."""
+    pool = np.unique(basins[public])
+    count = min(max(int(round(share * len(pool))), 1), len(pool) - 1)
+    chosen = np.random.default_rng(0).choice(pool, size=count, replace=False)
+    return np.isin(basins, chosen)
