@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from pydantic import ValidationError
-from scipy.signal import lfilter
 from scibench_testing.files import folder_bytes
 from scibench_testing.realdata import REALDATA, requires_realdata
+from scipy.signal import lfilter
 
 from stages.repository import validate_table
 from stages.sources import fluxnet_ch4 as reader

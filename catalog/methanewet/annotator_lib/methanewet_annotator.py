@@ -26,6 +26,8 @@ BLOCKS = {name: re.compile(rf"## {name}\n.*?```json\n(?P<json>.*?)\n```", re.DOT
 TEMPERATURES = ("ts_1_c", "ts_2_c", "ta_f_c", "ta_c")  # the flux's temperature, first present
 GROWING_C = 15.0  # soil temperature at which the growing-season index saturates
 POOL_SPANS = (30, 90)  # days: ewm spans of the growing-season index (substrate pools)
+BALANCE_SPAN = 40  # days: ewm span of the water balance (rain minus evaporative loss)
+ET_MM_PER_C = 0.16  # mm/d of evaporative loss per degC of air temperature above freezing
 FLOOR = 0.5  # nmol m-2 s-1: daily fluxes below it count as this much in log space
 
 
@@ -110,7 +112,10 @@ def site_features(site: pd.DataFrame, drivers: list[str], lags: bool = True) -> 
 
     Every driver is interpolated across its gaps; `wtd_m` becomes its part below the surface
     (`wtd_below`, <= 0) and above (`wtd_above`). The growing-season index clip(T / 15, 0, 1) of
-    the temperature `T` (see `temperature_column`) is smoothed over `POOL_SPANS` days.
+    the temperature `T` (see `temperature_column`) is smoothed over `POOL_SPANS` days. With
+    `lags`, running means of temperature and rain, and the water balance: rain minus an
+    evaporative loss proportional to air temperature, smoothed over `BALANCE_SPAN` days (the
+    water table relaxes to it).
     """
     out = {}
     for column in drivers:
@@ -130,6 +135,9 @@ def site_features(site: pd.DataFrame, drivers: list[str], lags: bool = True) -> 
         for column in ("p_f_mm", "p_mm"):
             if column in out:
                 out[f"{column}_30"] = ewm(out[column], 30)
+                air = out.get("ta_f_c", out.get("ta_c", temp))
+                loss = ET_MM_PER_C * np.maximum(air, 0.0)
+                out["water_balance"] = ewm(out[column] - loss, BALANCE_SPAN)
     doy = site["date"].dt.dayofyear.to_numpy()
     out["season_sin"] = np.sin(2 * np.pi * doy / 365.25)
     out["season_cos"] = np.cos(2 * np.pi * doy / 365.25)

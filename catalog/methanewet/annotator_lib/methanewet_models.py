@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from methanewet_annotator import KEY, FLOOR, physics_columns, site_features, to_log
+from methanewet_annotator import FLOOR, KEY, physics_columns, site_features, to_log
 from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
 
 RIDGE = 1e-3  # per-site regression penalty (scaled features): keeps short records stable
