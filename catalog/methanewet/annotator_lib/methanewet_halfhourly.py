@@ -25,7 +25,6 @@ TIME = "timestamp_start"
 TEMPERATURES = ("ts_1_c", "ts_2_c", "ta_f_c", "ta_c")  # the flux's temperature, first present
 METEOROLOGY = ("ta_f_c", "sw_in_f_w_m2", "vpd_f_hpa", "ustar_m_s", "p_f_mm")
 POOL_DAYS = (1.0, 7.0, 45.0)  # ewm time constants of the growing-season index, days
-WINDOWS_DAYS = (0.5, 1.5, 3.5, 7.5)  # half-widths of the local residual windows, days
 
 
 # --- reading a query -------------------------------------------------------------------------------
@@ -167,14 +166,26 @@ def process_model(frame: pd.DataFrame, features: pd.DataFrame, train: np.ndarray
     return np.where(np.isnan(out), np.nanmean(target[train]), out)
 
 
-def nearby_anomaly(frame: pd.DataFrame, residual: np.ndarray, known: np.ndarray,
-                   per_day: pd.Series, min_share: float = 0.15) -> np.ndarray:
-    """The local residual of the narrowest window (+-0.5 ... +-7.5 days) with enough known rows."""
-    nearby = local_residual(frame, residual, known, per_day)
-    out, done = np.zeros(len(frame)), np.zeros(len(frame), dtype=bool)
-    for half in WINDOWS_DAYS:
-        ok = ~done & (nearby[f"share_{half:g}d"].to_numpy() > min_share)
-        out[ok], done = nearby[f"resid_{half:g}d"].to_numpy()[ok], done | ok
+def edge_anomaly(frame: pd.DataFrame, residual: np.ndarray, known: np.ndarray, per_day: pd.Series,
+                 smooth_hours: float = 3.0, tau_days: float = 2.0) -> np.ndarray:
+    """Per site, the known residual (smoothed over +-`smooth_hours`) interpolated linearly across
+    each gap and shrunk toward 0 with the distance d to the nearer edge: exp(-d / tau_days).
+
+    The drivers miss a day-to-day anomaly that persists for a few days: near a gap's edges it is
+    known, deep inside a long gap it fades to the process model. Known rows get 0.
+    """
+    out = np.zeros(len(frame))
+    for _, rows in frame.groupby(KEY).indices.items():
+        steps, own = int(per_day.iloc[rows[0]]), known[rows]
+        width = max(int(smooth_hours * steps / 24), 1)
+        values = pd.Series(np.where(own, residual[rows], np.nan))
+        smooth = values.rolling(2 * width + 1, center=True, min_periods=1).mean().where(own)
+        line = smooth.interpolate(limit_direction="both").fillna(0.0).to_numpy()
+        index = np.arange(len(rows))
+        before = np.maximum.accumulate(np.where(own, index, -len(rows)))
+        after = np.minimum.accumulate(np.where(own, index, 2 * len(rows))[::-1])[::-1]
+        distance = np.minimum(index - before, after - index) / steps
+        out[rows] = np.where(own, 0.0, line * np.exp(-distance / tau_days))
     return out
 
 
@@ -187,14 +198,14 @@ def back_transform(log_sim: np.ndarray, residual: np.ndarray, median: bool = Fal
 
 def fill_gaps(frame: pd.DataFrame, features: pd.DataFrame, column: str = TARGET,
               median: bool = False) -> np.ndarray:
-    """Every row's fill of `column`: the process model plus the nearby day-to-day anomaly."""
+    """Every row's fill of `column`: the process model plus the edges' day-to-day anomaly."""
     flux = frame[column].to_numpy(dtype=float)
     known = ~np.isnan(flux)
     target = log_flux(flux)
     simulated = process_model(frame, features, known, target)
     residual = np.where(known, target - simulated, np.nan)
-    anomaly = nearby_anomaly(frame, residual, known, steps_per_day(frame))
-    return back_transform(simulated + anomaly, residual - anomaly, median)
+    anomaly = edge_anomaly(frame, residual, known, steps_per_day(frame))
+    return back_transform(simulated + anomaly, residual, median)
 
 
 def check_fill(frame: pd.DataFrame, features: pd.DataFrame, run_days: tuple[float, float],
@@ -208,24 +219,6 @@ def check_fill(frame: pd.DataFrame, features: pd.DataFrame, run_days: tuple[floa
 
 
 # --- residual structure: the day-to-day anomaly the drivers miss ------------------------------------
-
-def local_residual(frame: pd.DataFrame, residual: np.ndarray, known: np.ndarray,
-                   per_day: pd.Series) -> pd.DataFrame:
-    """Per site, centred means of the known residuals within +-0.5 ... +-7.5 days of each row.
-
-    The columns are the mean (`resid_<half>d`) and the share of known rows (`share_<half>d`).
-    """
-    out = {}
-    values = pd.Series(np.where(known, residual, np.nan), index=frame.index)
-    for half in WINDOWS_DAYS:
-        mean, share = np.full(len(frame), np.nan), np.zeros(len(frame))
-        for _, rows in frame.groupby(KEY).indices.items():
-            width = int(2 * half * per_day.iloc[rows[0]]) + 1
-            window = values.iloc[rows].rolling(width, center=True, min_periods=1)
-            mean[rows], share[rows] = window.mean().to_numpy(), window.count().to_numpy() / width
-        out[f"resid_{half:g}d"], out[f"share_{half:g}d"] = mean, share
-    return pd.DataFrame(out, index=frame.index)
-
 
 def decayed_anomaly(frame: pd.DataFrame, residual: np.ndarray, known: np.ndarray, test: np.ndarray,
                     per_day: pd.Series, tau_days: float = 2.0) -> np.ndarray:
@@ -291,16 +284,17 @@ def forecast(frame: pd.DataFrame, features: pd.DataFrame, test: np.ndarray, shar
 
 def validate_forecast(frame: pd.DataFrame, features: pd.DataFrame, test: np.ndarray,
                       shared: bool = False, column: str = TARGET) -> pd.DataFrame:
-    """The same forecast one test-period length earlier, scored on known rows: (site, observed, filled)."""
+    """The same forecast one test-period length earlier (at most half the public record), scored
+    on known rows: (site, time, observed, filled)."""
     times = frame[TIME]
     first = times[test].min()
-    length = times.max() - first
+    length = min(times.max() - first, (first - times.min()) / 2)  # keep half the record to fit on
     early = (times >= first - length).to_numpy() & ~test
     part = frame[~test].reset_index(drop=True)
     sim = forecast(part, features[~test].reset_index(drop=True), early[~test], shared, column)
     keep = early[~test] & part[column].notna().to_numpy()
-    return pd.DataFrame({KEY: part.loc[keep, KEY].to_numpy(), "observed": part.loc[keep, column].to_numpy(),
-                         "filled": sim[keep]})
+    return pd.DataFrame({KEY: part.loc[keep, KEY].to_numpy(), TIME: part.loc[keep, TIME].to_numpy(),
+                         "observed": part.loc[keep, column].to_numpy(), "filled": sim[keep]})
 
 
 def pooled_trees(frame: pd.DataFrame, features: pd.DataFrame, train: np.ndarray,
