@@ -1,0 +1,47 @@
+"""Annotator reproduction: predict withheld half-hourly methane flux with gap-filled drivers as inputs.
+
+Method (the gold; the prompt leaves the method to the agent):
+1. Read the scope and artifact blocks; the owed rows are every interval from the test day on.
+2. Driver features per interval (`driver_features`): shallow soil temperature, its 1-, 7- and
+   45-day growing-season pools (the substrate supply that lags temperature: late-season fluxes
+   exceed early-season ones at one temperature), the water table below / above the surface, the
+   local time of day (plant transport peaks in the early afternoon), the season and the
+   gap-filled meteorology.
+3. `forecast`: per site, a log-linear process model (Q10 temperature response, substrate
+   pools, diurnal harmonics, water-table limitation) fitted by ridge regression on every observed
+   interval before the test period: the gap-filled drivers make every interval usable,
+   plus the anomaly of the last observed day (the model's mean departure from the fluxes),
+   decaying with a two-day time constant into the test period; back-transformed to the mean flux.
+4. Report the metrics of the same forecast one test-period length earlier on observed data.
+
+Deterministic: no random draws, single thread.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from methanewet_annotator import KEY, read_artifact_spec, read_scope, read_sites, rmse, score
+from methanewet_annotator import write_answer, write_artifact
+from methanewet_halfhourly import TIME, driver_features, forecast, owed_rows, read_halfhourly
+from methanewet_halfhourly import validate_forecast
+
+SHARED = False  # one response pooled over sites with a per-site level, or a model per site
+
+
+def main() -> None:
+    """Predict the test period of the query in the current directory; write the artifact."""
+    prompt, data = Path("prompt.md"), Path("data")
+    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
+    frame, sites = read_halfhourly(data, scope), read_sites(data, scope)
+    features, test = driver_features(frame, sites), owed_rows(frame, artifact)
+    column = next(iter(artifact["columns"]))
+    values = forecast(frame, features, test, shared=SHARED)[test]
+    write_artifact(artifact, frame.loc[test, [KEY, TIME]].assign(**{column: values}))
+    check = validate_forecast(frame, features, test, shared=SHARED)
+    write_answer({"rmse_nmol_m2_s": rmse(check["observed"], check["filled"]),
+                  "kge_median": score(check, "observed", "filled", "kge", "median")})
+
+
+if __name__ == "__main__":
+    main()
