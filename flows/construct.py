@@ -30,12 +30,12 @@ def extract(catalog_task: CatalogTask):
 
 
 @task(name="align", task_run_name="align {catalog_task.spec.id}", cache_policy=NO_CACHE)
-def align(catalog_task: CatalogTask, tables, key: str, queries: list) -> None:
-    """Stage 2: stage each query's public files (its scope only) and hidden truth."""
+def align(catalog_task: CatalogTask, tables, key: str, queries: list):
+    """Stage 2: stage each query's public files (its scope only) and hidden truth; returns the
+    staged queries and the discards of those that could not be staged."""
     folder = task_dir(BENCHMARK, catalog_task.spec.id)
     staging.stage_task(catalog_task, folder)
-    for query in queries:
-        staging.stage_query(catalog_task, tables, key, query, folder)
+    return staging.stage_queries(catalog_task, tables, key, queries, folder)
 
 
 @task(name="label", task_run_name="label {query.task_id} {query.scope}", cache_policy=NO_CACHE)
@@ -99,8 +99,10 @@ def build_benchmark(profile: str) -> str:
         task_queries, duplicates = drawing.drop_near_duplicates(task_queries,
                                                                   settings.max_jaccard)
         keys[catalog_task.spec.id] = entity_key(catalog_task)
-        align(catalog_task, extract(catalog_task), keys[catalog_task.spec.id], task_queries)
-        drawn[catalog_task.spec.id] = len(task_queries) + len(duplicates)
+        task_queries, unstaged = align(catalog_task, extract(catalog_task), keys[catalog_task.spec.id],
+                                       task_queries)
+        discards += unstaged
+        drawn[catalog_task.spec.id] = len(task_queries) + len(duplicates) + len(unstaged)
         queries += task_queries
         discards += task_discards + duplicates
     specs = [by_id[q.task_id].spec for q in queries]

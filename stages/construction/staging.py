@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from stages.catalog import CatalogTask
-from stages.construction.drawing import Query, data_readme
+from stages.construction.drawing import Discard, Query, data_readme
 from stages.construction.prompts import ARTIFACT_BLOCK
 from stages.grading.references import grade_references
 from stages.grading.truth import TIMESTAMP_COLUMNS, YEAR_COLUMNS, instants, withhold
@@ -94,3 +94,22 @@ def stage_query(task: CatalogTask, tables: list[Table], key: str, query: Query, 
     for path in public.iterdir():
         path.chmod(0o444)
     return public
+
+
+def stage_queries(task: CatalogTask, tables: list[Table], key: str, queries: list[Query],
+                  task_dir: Path) -> tuple[list[Query], list[Discard]]:
+    """Stage every query; one whose truth or reference models cannot be formed on its data (e.g. a
+    site that never measured the target in the scope's window) is discarded with the reason, and
+    its folders removed, instead of stopping the build."""
+    staged, discards = [], []
+    for query in queries:
+        try:
+            stage_query(task, tables, key, query, task_dir)
+        except Exception as error:  # noqa: BLE001 - any failure on one query's data is that query's
+            for side in ("public", "private"):
+                shutil.rmtree(task_dir / side / query.query_id, ignore_errors=True)
+            discards.append(Discard(query.task_id, query.scope, "align",
+                                    f"{type(error).__name__}: {error}", query.query_id))
+            continue
+        staged.append(query)
+    return staged, discards

@@ -54,8 +54,7 @@ def build(task, queries, key: str, folder: Path, limits, hidden) -> tuple[dict, 
     """Stage, label and verify; returns (labels of kept queries, discards, annotator seconds)."""
     tables = drawing.extract_tables(task, REPOSITORIES / task.spec.data.repository)
     staging.stage_task(task, folder)
-    for query in queries:
-        staging.stage_query(task, tables, key, query, folder)
+    queries, unstaged = staging.stage_queries(task, tables, key, queries, folder)
 
     def one(query):
         started = time.monotonic()
@@ -65,7 +64,7 @@ def build(task, queries, key: str, folder: Path, limits, hidden) -> tuple[dict, 
             discard = annotate.verify_query(task.spec, query, label, folder, limits, hidden, 1e-6, key)
         return query, label, discard, seconds
 
-    labels, discards, seconds = {}, [], {}
+    labels, discards, seconds = {}, list(unstaged), {}
     with ThreadPoolExecutor(2) as pool:
         for query, label, discard, took in pool.map(one, queries):
             seconds[query.query_id] = took

@@ -73,8 +73,10 @@ def profile_space(frame: pd.DataFrame, key: str, time: str, column: str,
                   features: list[str]) -> pd.DataFrame:
     """Standardised features, one row per entity (sorted), indexed by the entity key.
 
+    An entity with fewer than 10 observed values has no profile and is left out (it owes no label).
+
     Raises:
-        ValueError: If a feature is unknown or an entity has fewer than 10 observed values.
+        ValueError: If a feature is unknown or fewer than 2 entities have a profile.
     """
     unknown = sorted(set(features) - set(PROFILE_DEFINITIONS))
     if unknown or not features:
@@ -82,9 +84,11 @@ def profile_space(frame: pd.DataFrame, key: str, time: str, column: str,
     rows = {}
     for entity, group in frame.sort_values([key, time]).groupby(key, sort=True):
         if group[column].notna().sum() < MIN_OBSERVED:
-            raise ValueError(f"{key} {entity}: fewer than {MIN_OBSERVED} observed values of {column}")
+            continue
         rows[str(entity)] = entity_profile(group[time].reset_index(drop=True),
                                            group[column].reset_index(drop=True), features)
+    if len(rows) < 2:
+        raise ValueError(f"fewer than 2 entities have {MIN_OBSERVED} observed values of {column}")
     raw = pd.DataFrame.from_dict(rows, orient="index")[list(features)]
     spread = raw.std(ddof=0)
     scaled = (raw - raw.mean()) / spread.where(spread > 0, 1.0)

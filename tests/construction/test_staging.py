@@ -15,7 +15,7 @@ from stages.catalog import load_task
 from stages.construction.drawing import Query
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope
-from stages.construction.staging import scoped_tables, stage_query, stage_task
+from stages.construction.staging import scoped_tables, stage_queries, stage_query, stage_task
 from stages.tables import Table
 
 CAMELS = Path(__file__).resolve().parents[2] / "catalog" / "camels"
@@ -133,3 +133,23 @@ def test_no_public_file_holds_a_basin_or_day_outside_the_scope(tmp_path, task_id
         assert set(frame["gauge_id"]) <= set(BASINS), path.name
         if "date" in frame:
             assert frame["date"].between(pd.Timestamp(START), pd.Timestamp(END)).all(), path.name
+
+
+def test_a_query_whose_truth_cannot_be_formed_is_discarded_with_the_reason(tmp_path):
+    task = load_task(CAMELS / "camels-signature-clustering")
+    short_end = date(2000, 1, 30)  # 20 days: too few for the signatures the truth is made of
+
+    def query(query_id: str, end: date) -> Query:
+        resolved = ResolvedScope("s", "temporal", "two basins", "", "gauge_id", BASINS, START, end)
+        return Query(query_id, task.spec.id, task.task_hash, f"scope-{query_id}", "temporal", "",
+                     len(BASINS), START, end, render_prompt(task.spec, resolved), BASINS)
+
+    folder = tmp_path / "task"
+    stage_task(task, folder)
+    staged, discards = stage_queries(task, repository(), "gauge_id", [query("q-short", short_end),
+                                                                       query("q-long", END)], folder)
+    assert [q.query_id for q in staged] == ["q-long"]
+    assert [(d.query_id, d.stage, d.reason) for d in discards] == [
+        ("q-short", "align", "ValueError: gauge_id 01: fewer than 30 observed days of qobs_mm_d")]
+    assert not (folder / "public" / "q-short").exists() and not (folder / "private" / "q-short").exists()
+    assert (folder / "private" / "q-long" / "truth.parquet").exists()

@@ -234,7 +234,8 @@ def _window_means(days: np.ndarray, slots: np.ndarray, values: np.ndarray, want_
                   want_slots: np.ndarray, radius: int) -> np.ndarray:
     """Mean of `values` in the same slot within `radius` days of each wanted day (NaN if none)."""
     first = min(days.min(), want_days.min()) - radius
-    n_days, n_slots = max(days.max(), want_days.max()) + radius - first + 2, slots.max() + 1
+    n_days = max(days.max(), want_days.max()) + radius - first + 2
+    n_slots = max(slots.max(), want_slots.max()) + 1
     sums, counts = np.zeros((n_days, n_slots)), np.zeros((n_days, n_slots))
     np.add.at(sums, (days - first + 1, slots), values)
     np.add.at(counts, (days - first + 1, slots), 1.0)
