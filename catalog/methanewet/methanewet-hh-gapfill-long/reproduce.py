@@ -7,10 +7,10 @@ Method (the gold; the prompt leaves the method to the agent):
    below / above the surface, the local time of day, the season and the gap-filled meteorology.
 3. `fill_gaps`: per site, a log-linear process model fitted by ridge regression on the observed
    intervals (Q10 temperature response, substrate pools, diurnal harmonics, water-table
-   limitation), back-transformed with the median residual (absolute errors), and corrected by
-   the model's departure from the observed fluxes in the narrowest window around the gap (up to
-   +-7.5 days) holding enough observations: inside a long gap the correction fades to the wider
-   windows' mean, so the process model carries the fill.
+   limitation), back-transformed with the median residual (absolute errors), plus the model's
+   departure from the observed fluxes at the gap's edges, interpolated across the gap and fading
+   with a 2-day time constant (`edge_anomaly`): deep inside a long gap the process model carries
+   the fill.
 4. Fill every null flux; report the metrics of seeded pseudo-gaps of 7 to 20 days.
 
 Deterministic: fixed seeds, single thread.

@@ -1,0 +1,65 @@
+"""Annotator reproduction: upscale half-hourly methane flux to unmonitored sites from imagery + drivers.
+
+Method (the gold; the prompt leaves the method to the agent):
+1. Read the scope and artifact blocks; the held-out sites (every interval owed) are listed there.
+2. Per interval, driver features (`driver_features`: soil temperature and its growing-season
+   pools, water table, local time of day, season, gap-filled meteorology) and the site's static
+   predictors: wetland class, latitude, and its imagery statistics (`imagery_attributes`: NDVI
+   mean, minimum, maximum and seasonal range, relief).
+3. Two estimates, averaged: `pooled_trees`, one gradient-boosted tree ensemble of ln flux pooled
+   over the public sites on drivers, class, latitude and imagery (the machine-learning upscaling
+   of the network's products), and `transfer_site_models`, every public site's log-linear process
+   model applied to the held-out site's drivers and averaged (the process knowledge of each
+   monitored site).
+4. Report the metrics of one held-out run over the public sites (every third public site hidden).
+
+Deterministic: fixed random_state, no early stopping, single thread.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from methanewet_annotator import KEY, TARGET, read_artifact_spec, read_scope, read_sites, rmse, score
+from methanewet_annotator import write_answer, write_artifact
+from methanewet_halfhourly import TIME, driver_features, imagery_attributes, owed_rows, pooled_trees
+from methanewet_halfhourly import read_halfhourly, site_attributes, transfer_site_models
+
+STATIC = ["site_classification", "lat_deg"]
+
+
+def upscaled(frame: pd.DataFrame, features: pd.DataFrame, held: list[str]) -> np.ndarray:
+    """Flux of every row of the held-out sites: the mean of the pooled trees and the site models."""
+    train = frame[TARGET].notna().to_numpy() & ~frame[KEY].isin(held).to_numpy()
+    public = sorted(set(frame[KEY]) - set(held))
+    trees = pooled_trees(frame, features, train)
+    sites = transfer_site_models(frame, features, held, pd.DataFrame(1.0, index=held, columns=public))
+    return 0.5 * trees + 0.5 * np.where(np.isfinite(sites), sites, trees)
+
+
+def main() -> None:
+    """Predict the held-out sites of the query in the current directory; write the artifact."""
+    prompt, data = Path("prompt.md"), Path("data")
+    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
+    frame, sites = read_halfhourly(data, scope), read_sites(data, scope)
+    sites = sites.join(imagery_attributes(data, sites))
+    features = pd.concat([driver_features(frame, sites),
+                          site_attributes(frame, sites, [*STATIC, "ndvi_mean", "ndvi_min", "ndvi_max",
+                                                         "ndvi_range", "relief_m"])], axis=1)
+    held = owed_rows(frame, artifact)
+    column = next(iter(artifact["columns"]))
+    values = upscaled(frame, features, artifact["rows"]["entities"])[held]
+    write_artifact(artifact, frame.loc[held, [KEY, TIME]].assign(**{column: values}))
+    inner = sorted(frame.loc[~held, KEY].unique())[::3]
+    public = frame[~held].reset_index(drop=True)
+    sim = upscaled(public, features[~held].reset_index(drop=True), inner)
+    keep = public[KEY].isin(inner).to_numpy() & public[TARGET].notna().to_numpy()
+    check = pd.DataFrame({KEY: public.loc[keep, KEY], "observed": public.loc[keep, TARGET], "filled": sim[keep]})
+    write_answer({"rmse_nmol_m2_s": rmse(check["observed"], check["filled"]),
+                  "r2_median": score(check, "observed", "filled", "r2", "median")})
+
+
+if __name__ == "__main__":
+    main()
