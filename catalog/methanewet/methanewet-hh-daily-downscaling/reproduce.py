@@ -20,8 +20,18 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from methanewet_annotator import KEY, TARGET, read_artifact_spec, read_daily, read_scope, read_sites
-from methanewet_annotator import rmse, score, write_answer, write_artifact
+from methanewet_annotator import (
+    KEY,
+    TARGET,
+    read_artifact_spec,
+    read_daily,
+    read_scope,
+    read_sites,
+    rmse,
+    score,
+    write_answer,
+    write_artifact,
+)
 from methanewet_halfhourly import TIME, downscale_daily, driver_features, owed_rows, read_halfhourly
 
 

@@ -21,11 +21,30 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from methanewet_annotator import KEY, TARGET, mae, read_artifact_spec, read_scope, read_sites, score
-from methanewet_annotator import write_answer, write_artifact
-from methanewet_halfhourly import TIME, back_transform, decayed_anomaly, driver_features, log_flux
-from methanewet_halfhourly import owed_rows, pooled_trees, process_model, read_halfhourly
-from methanewet_halfhourly import site_attributes, steps_per_day
+from methanewet_annotator import (
+    KEY,
+    TARGET,
+    mae,
+    read_artifact_spec,
+    read_scope,
+    read_sites,
+    score,
+    write_answer,
+    write_artifact,
+)
+from methanewet_halfhourly import (
+    TIME,
+    back_transform,
+    decayed_anomaly,
+    driver_features,
+    log_flux,
+    owed_rows,
+    pooled_trees,
+    process_model,
+    read_halfhourly,
+    site_attributes,
+    steps_per_day,
+)
 
 
 def distilled(frame: pd.DataFrame, sites: pd.DataFrame, test: np.ndarray) -> np.ndarray:

@@ -16,8 +16,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-from methanewet_annotator import KEY, TARGET, best_partition, profile_features, read_artifact_spec
-from methanewet_annotator import read_scope, write_answer, write_artifact
+from methanewet_annotator import (
+    KEY,
+    TARGET,
+    best_partition,
+    profile_features,
+    read_artifact_spec,
+    read_scope,
+    write_answer,
+    write_artifact,
+)
 from methanewet_halfhourly import TIME, read_halfhourly
 
 FEATURES = ["mean", "std", "cv", "q10", "q90", "lag1"]

@@ -19,10 +19,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from methanewet_annotator import KEY, read_artifact_spec, read_scope, read_sites, rmse, score
-from methanewet_annotator import write_answer, write_artifact
-from methanewet_halfhourly import TIME, driver_features, forecast, owed_rows, read_halfhourly
-from methanewet_halfhourly import validate_forecast
+from methanewet_annotator import (
+    KEY,
+    read_artifact_spec,
+    read_scope,
+    read_sites,
+    rmse,
+    score,
+    write_answer,
+    write_artifact,
+)
+from methanewet_halfhourly import TIME, driver_features, forecast, owed_rows, read_halfhourly, validate_forecast
 
 
 def main() -> None:

@@ -21,10 +21,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from methanewet_annotator import KEY, read_artifact_spec, read_scope, read_sites, score
-from methanewet_annotator import write_answer, write_artifact
-from methanewet_halfhourly import TIME, driver_features, forecast, owed_rows, read_halfhourly
-from methanewet_halfhourly import validate_forecast
+from methanewet_annotator import KEY, read_artifact_spec, read_scope, read_sites, score, write_answer, write_artifact
+from methanewet_halfhourly import TIME, driver_features, forecast, owed_rows, read_halfhourly, validate_forecast
 
 SHARED = False  # one response pooled over sites with a per-site level, or a model per site
 
