@@ -10,6 +10,9 @@
   honest for the training counties).
 - `additive_fill`: missing county-years. Alternating county and year effects on the observed
   values, plus a ridge of the residual on the features' own county-and-year anomalies.
+- `knn_fill`: missing county-years from the table alone (weighted k-nearest-neighbour counties).
+- `bagged_transfer`: `transfer_fit_predict` averaged over bootstrap samples of the public counties.
+- `profile_space`, `best_kmeans`: per-county features of a series and their k-means partition.
 
 Deterministic: fixed `random_state`, single thread, no early stopping.
 """
@@ -19,8 +22,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from cropbench_annotator import KEY, YEAR
+from sklearn.cluster import KMeans
 from sklearn.ensemble import HistGradientBoostingRegressor, RandomForestRegressor
 from sklearn.linear_model import Ridge
+from sklearn.metrics import silhouette_score
 
 STATIC = ["awc_cm_m", "bulk_density_kg_dm3", "drainage_class", "sos_doy", "eos_doy"]
 
@@ -190,8 +195,6 @@ def profile_space(frame: pd.DataFrame, time: str, column: str, features: list[st
 
 def best_kmeans(space: pd.DataFrame, k_max: int = 6) -> tuple[np.ndarray, float]:
     """k-means (k-means++, 50 restarts) for k = 2..k_max; the labels of the best mean silhouette."""
-    from sklearn.cluster import KMeans
-    from sklearn.metrics import silhouette_score
     best = (-np.inf, None)
     for k in range(2, min(k_max, len(space) - 1) + 1):
         labels = KMeans(n_clusters=k, n_init=50, random_state=0).fit_predict(space.to_numpy())
