@@ -1,0 +1,64 @@
+"""Annotator reproduction: distil an ensemble of site models into one response for unmonitored sites.
+
+Method (the gold; the prompt leaves the method to the agent):
+1. Read the scope and artifact blocks; the held-out sites (every interval owed) are listed there.
+2. Teachers: per public site, its log-linear process model (soil temperature, growing-season
+   pools, diurnal harmonics, water table) fitted on its observed intervals (`transfer_site_models`
+   with equal weights applies every teacher to the held-out site's drivers and averages them).
+3. Student: per held-out site, one log-linear process model (`process_model`) fitted to the
+   teacher ensemble's ln flux on every interval of the site (the transfer set), back-transformed:
+   a single compact response that stands in for the whole ensemble.
+4. Report the metrics of the same distillation with every third public site held out.
+
+Deterministic: no random draws, single thread.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from methanewet_annotator import (
+    KEY,
+    TARGET,
+    read_artifact_spec,
+    read_scope,
+    read_sites,
+    score,
+    write_answer,
+    write_artifact,
+)
+from methanewet_halfhourly import TIME, driver_features, owed_rows, process_model, read_halfhourly, transfer_site_models
+
+
+def distilled(frame: pd.DataFrame, features: pd.DataFrame, held: list[str]) -> np.ndarray:
+    """The student's flux on every row of the held-out sites (NaN elsewhere)."""
+    public = sorted(set(frame[KEY]) - set(held))
+    teacher = transfer_site_models(frame, features, held, pd.DataFrame(1.0, index=held, columns=public))
+    rows = frame[KEY].isin(held).to_numpy() & np.isfinite(teacher)
+    student = process_model(frame, features, rows, np.log(np.where(rows, teacher, 1.0)))
+    return np.where(rows, np.exp(student), np.nan)
+
+
+def main() -> None:
+    """Predict the held-out sites of the query in the current directory; write the artifact."""
+    prompt, data = Path("prompt.md"), Path("data")
+    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
+    frame, sites = read_halfhourly(data, scope), read_sites(data, scope)
+    features, owed = driver_features(frame, sites), owed_rows(frame, artifact)
+    column = next(iter(artifact["columns"]))
+    ceiling = 3.0 * float(frame[TARGET].max())  # no extrapolation beyond the observed range
+    values = distilled(frame, features, artifact["rows"]["entities"])[owed].clip(0.0, ceiling)
+    write_artifact(artifact, frame.loc[owed, [KEY, TIME]].assign(**{column: values}))
+    inner = sorted(frame.loc[~owed, KEY].unique())[::3]
+    public = frame[~owed].reset_index(drop=True)
+    sim = distilled(public, features[~owed].reset_index(drop=True), inner)
+    sim = np.clip(sim, 0.0, ceiling)
+    keep = public[KEY].isin(inner).to_numpy() & public[TARGET].notna().to_numpy()
+    check = pd.DataFrame({KEY: public.loc[keep, KEY], "observed": public.loc[keep, TARGET], "filled": sim[keep]})
+    write_answer({"r2_median": score(check, "observed", "filled", "r2", "median")})
+
+
+if __name__ == "__main__":
+    main()
