@@ -1,0 +1,74 @@
+"""Annotator reproduction: transfer half-hourly flux dynamics to sites known only at the daily scale.
+
+Method (the gold; the prompt leaves the method to the agent):
+1. Read the scope and artifact blocks; the held-out sites have no half-hourly flux at all, but
+   their daily record (`timeseries`) is public.
+2. Source models: per public site, its log-linear process model of the half-hourly flux (soil
+   temperature, growing-season pools, diurnal harmonics, water table), fitted on its observed
+   intervals; `transfer_site_models` applies every source model to the held-out site's own
+   half-hourly drivers and averages them (the transferred sub-daily dynamics).
+3. Target adaptation: `scale_to_daily` rescales the transferred series per local day so that its
+   mean equals the held-out site's daily flux (the target domain's own, coarse observations).
+4. Report the metrics of the same transfer with every third public site held out.
+
+Deterministic: no random draws, single thread.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from methanewet_annotator import (
+    KEY,
+    TARGET,
+    read_artifact_spec,
+    read_daily,
+    read_scope,
+    read_sites,
+    rmse,
+    score,
+    write_answer,
+    write_artifact,
+)
+from methanewet_halfhourly import (
+    TIME,
+    driver_features,
+    owed_rows,
+    read_halfhourly,
+    scale_to_daily,
+    transfer_site_models,
+)
+
+
+def transferred(frame: pd.DataFrame, features: pd.DataFrame, daily: pd.DataFrame, sites: pd.DataFrame,
+                held: list[str]) -> np.ndarray:
+    """Flux of every row of the held-out sites: source models' mean, scaled to the daily means."""
+    public = sorted(set(frame[KEY]) - set(held))
+    shape = transfer_site_models(frame, features, held, pd.DataFrame(1.0, index=held, columns=public))
+    return scale_to_daily(frame, np.where(np.isfinite(shape), shape, 1.0), daily, sites)
+
+
+def main() -> None:
+    """Predict the held-out sites of the query in the current directory; write the artifact."""
+    prompt, data = Path("prompt.md"), Path("data")
+    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
+    frame, sites, daily = read_halfhourly(data, scope), read_sites(data, scope), read_daily(data, scope)
+    features, owed = driver_features(frame, sites), owed_rows(frame, artifact)
+    column = next(iter(artifact["columns"]))
+    ceiling = 3.0 * float(frame[TARGET].max())  # no extrapolation beyond the observed range
+    values = transferred(frame, features, daily, sites, artifact["rows"]["entities"])[owed].clip(0.0, ceiling)
+    write_artifact(artifact, frame.loc[owed, [KEY, TIME]].assign(**{column: values}))
+    inner = sorted(frame.loc[~owed, KEY].unique())[::3]
+    public = frame[~owed].reset_index(drop=True)
+    sim = transferred(public, features[~owed].reset_index(drop=True), daily, sites, inner)
+    sim = np.clip(sim, 0.0, ceiling)
+    keep = public[KEY].isin(inner).to_numpy() & public[TARGET].notna().to_numpy()
+    check = pd.DataFrame({KEY: public.loc[keep, KEY], "observed": public.loc[keep, TARGET], "filled": sim[keep]})
+    write_answer({"rmse_nmol_m2_s": rmse(check["observed"], check["filled"]),
+                  "nse_median": score(check, "observed", "filled", "nse", "median")})
+
+
+if __name__ == "__main__":
+    main()
