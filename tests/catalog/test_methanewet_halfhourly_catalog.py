@@ -1,6 +1,6 @@
 """The half-hourly `methanewet-hh-*` catalog: the tasks as data, and known answers of its library.
 
-- The catalog as data: the 15 half-hourly tasks load, carry the categories and difficulties
+- The catalog as data: the 16 half-hourly tasks load, carry the categories and difficulties
   declared for them, list at least 20 known `hh_` scopes, put their truth on `halfhourly` at
   `timestamp_start`, render prompts free of citations and never stage a column that would leak
   the flux (a gap-filled, model-filled or uncertainty column of it, or a site mean of it).
@@ -28,10 +28,10 @@ DOMAIN = CATALOG / "methanewet"
 LIBRARY = DOMAIN / "annotator_lib"
 CATEGORIES = {
     "missing_value_imputation": 2, "up_downscaling": 2, "data_augmentation": 2, "model_distillation": 2,
-    "transfer_learning": 2, "forecasting": 1, "feature_analysis": 1, "clustering": 1,
+    "transfer_learning": 2, "forecasting": 1, "feature_analysis": 1, "sampling": 1, "clustering": 1,
     "performance_stratification": 1, "novel_metrics": 1,
 }
-DIFFICULTIES = {"easy": 3, "medium": 7, "hard": 5}
+DIFFICULTIES = {"easy": 3, "medium": 8, "hard": 5}
 AUTHORS = ("Irvin", "Kim", "Knox", "Peltola", "McNicol", "Arndt", "Chang", "Zhang", "Li et al",
            "Hinton", "Vinyals", "Pan", "Yang", "Vuichard", "Papale", "Tucker", "Reichstein")
 MINUTES = 30
@@ -63,7 +63,7 @@ def site_frame(site: str, days: int, start: str = "2017-06-01", **columns) -> pd
 # --- the catalog as data --------------------------------------------------------------------------
 
 def test_the_half_hourly_tasks_have_their_categories_and_difficulties(tasks):
-    assert len(tasks) == 15
+    assert len(tasks) == 16
     assert Counter(t.spec.category for t in tasks.values()) == CATEGORIES
     assert Counter(t.spec.difficulty for t in tasks.values()) == DIFFICULTIES
 
