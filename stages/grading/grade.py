@@ -55,7 +55,8 @@ def _pairwise(metric: MetricSpec, joined: pd.DataFrame, key: str, target: str) -
     if metric.grade.function in LABEL_FUNCTIONS:  # labels compare as they are, never as floats
         return function(joined[target].astype(str).to_numpy(), joined[metric.grade.column].to_numpy())
     if metric.grade.aggregate == "pooled":
-        return function(joined[target].to_numpy(float), joined[metric.grade.column].to_numpy(float))
+        return metrics.finite_score(function, joined[target].to_numpy(float),
+                                    joined[metric.grade.column].to_numpy(float))
     scores = metrics.per_entity(joined, key, target, metric.grade.column, function)
     if len(scores.values) == 0:
         raise metrics.MetricUndefined(f"no entity has a defined {metric.grade.function}")

@@ -221,6 +221,21 @@ def adjusted_rand(labels_a: Any, labels_b: Any) -> float:
     return 2 * (index * total - a * b) / denominator
 
 
+def finite_score(metric: Callable[[Any, Any], float], obs: Any, sim: Any) -> float:
+    """`metric(obs, sim)`, or `MetricUndefined` when huge (finite) values make it overflow.
+
+    An artifact is untrusted: 1e200 is a finite float the reader accepts, and its square is not.
+    """
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            value = metric(obs, sim)
+    except (OverflowError, FloatingPointError) as error:
+        raise MetricUndefined(f"the values are too large: the metric overflows ({error})") from error
+    if not np.isfinite(value):
+        raise MetricUndefined("the values are too large: the metric is not finite")
+    return value
+
+
 def per_entity(frame: pd.DataFrame, key: str, obs: str, sim: str, metric: Callable[[Any, Any], float]) -> EntityScores:
     """`metric(obs, sim)` per value of `key` (a score each), sorted by key.
 
@@ -233,7 +248,7 @@ def per_entity(frame: pd.DataFrame, key: str, obs: str, sim: str, metric: Callab
     undefined: dict[Any, str] = {}
     for entity, group in frame.groupby(key, sort=True):
         try:
-            values[entity] = metric(group[obs].to_numpy(), group[sim].to_numpy())
+            values[entity] = finite_score(metric, group[obs].to_numpy(), group[sim].to_numpy())
         except MetricUndefined as error:
             undefined[entity] = str(error)
     series = pd.Series(values, dtype=float, name=getattr(metric, "__name__", None))

@@ -156,3 +156,17 @@ def test_mds_restores_a_daily_cycle_and_nearest_entity_copies_the_closest_site()
     required = models.required_rows(tables, scope, artifact)
     assert models.nearest_entity(tables, scope, artifact, required)["f_hat"].tolist() == [1.0, 2.0, 3.0]
     assert models.pooled_climatology(tables, scope, artifact, required)["f_hat"].notna().all()
+
+
+def test_huge_finite_values_make_a_metric_undefined_not_a_crash():
+    dates = pd.date_range("2020-01-01", periods=10, freq="D")
+    truth = pd.DataFrame({"site_id": np.repeat(["a", "b"], 5), "date": np.tile(dates[:5], 2),
+                          "q": np.arange(10.0)})
+    huge = truth[["site_id", "date"]].assign(fch4_hat=1e200 * np.arange(1.0, 11.0))
+    for function, aggregate in [("kge", "median"), ("nse", "median"), ("rmse", "pooled"), ("r2", "pooled")]:
+        target = "lower is better" if function == "rmse" else "higher is better"
+        task = TaskSpec.model_validate(_task("holdout", {"kind": "holdout", "column": "q"}, function, target,
+                                             aggregate=aggregate))
+        grades = grade_artifact(task, huge, truth, "site_id")
+        assert grades.values == {"m": None}, function
+        assert "too large" in grades.undefined["m"] or "no entity" in grades.undefined["m"], function

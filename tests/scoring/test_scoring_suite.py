@@ -88,7 +88,7 @@ def test_usage_of_proxied_calls_sums_what_servers_reported_and_an_unknown_cost_i
 
 
 def test_cuts_average_task_scores_per_axis_value_with_intervals():
-    specs = {"a": spec("a", "camels", "easy", ["forecast", "spatial"]), "b": spec("b", "crops", "easy", ["spatial"])}
+    specs = {"a": spec("a", "camels", "easy", ["modeling", "discovery"]), "b": spec("b", "crops", "easy", ["discovery"])}
     table = frame([("a", "1", "answered", 1.0), ("a", "2", "answered", 1.0), ("b", "1", "answered", 0.0)])
     result = suite(table, {"a": 100.0, "b": 0.0}, specs, resamples=100, level=0.95, seed=0)
     assert result["cuts"]["domain"] == {
@@ -97,8 +97,8 @@ def test_cuts_average_task_scores_per_axis_value_with_intervals():
         "crops": {"score": 0.0, "score_ci": {"low": 0.0, "high": 0.0, "level": 0.95, "resamples": 100},
                   "n_tasks": 1}}
     assert result["cuts"]["difficulty"]["easy"]["score"] == 50.0
-    assert result["cuts"]["capability"]["spatial"]["n_tasks"] == 2
-    assert result["cuts"]["capability"]["forecast"]["score"] == 100.0
+    assert result["cuts"]["capability"]["discovery"]["n_tasks"] == 2
+    assert result["cuts"]["capability"]["modeling"]["score"] == 100.0
     assert result["cuts"]["mas_challenge"] == {}
     assert result["score_ci"] == {"low": 50.0, "high": 50.0, "level": 0.95, "resamples": 100}
 
