@@ -162,8 +162,11 @@ def profile_space(frame: pd.DataFrame, key: str, column: str, features: list[str
     raw = pd.DataFrame({basin: basin_profile(part["date"].reset_index(drop=True),
                                              part[column].reset_index(drop=True))
                         for basin, part in frame.groupby(key, sort=True)}).T[features]
+    raw = raw.astype(float)
     spread = raw.std(ddof=0)
-    return ((raw - raw.mean()) / spread.where(spread > 0, 1.0)).where(spread > 0, 0.0)
+    space = (raw - raw.mean()) / spread.where(spread > 0, 1.0)
+    space.loc[:, spread == 0] = 0.0
+    return space
 
 
 def best_partition(space: np.ndarray, k_max: int = 6) -> tuple[np.ndarray, float]:
