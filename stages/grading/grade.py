@@ -20,6 +20,7 @@ from stages.grading.truth import time_values
 
 FEATURE_FUNCTIONS = ("silhouette",)
 LABEL_FUNCTIONS = ("adjusted_rand",)
+TRUTH = "_truth_value"  # the truth's target column while it is joined to an artifact
 
 
 @dataclass(frozen=True)
@@ -82,10 +83,10 @@ def grade_artifact(task: TaskSpec, artifact: pd.DataFrame, truth: pd.DataFrame, 
             if metric.grade.function in FEATURE_FUNCTIONS:
                 value = _silhouette(metric, artifact, truth, key)
             else:
-                if joined is None:
-                    joined = truth.merge(artifact, on=keys, how="inner")
-                selected = _select(metric, joined, key, task.truth.column, task.truth.time)
-                value = _pairwise(metric, selected, key, task.truth.column)
+                if joined is None:  # the truth's value column renamed: an artifact column may share its name
+                    joined = truth.rename(columns={task.truth.column: TRUTH}).merge(artifact, on=keys, how="inner")
+                selected = _select(metric, joined, key, TRUTH, task.truth.time)
+                value = _pairwise(metric, selected, key, TRUTH)
         except metrics.MetricUndefined as error:
             values[metric.name], undefined[metric.name] = None, str(error)
             continue

@@ -170,3 +170,15 @@ def test_huge_finite_values_make_a_metric_undefined_not_a_crash():
         grades = grade_artifact(task, huge, truth, "site_id")
         assert grades.values == {"m": None}, function
         assert "too large" in grades.undefined["m"] or "no entity" in grades.undefined["m"], function
+
+
+def test_an_artifact_column_named_like_the_hidden_label_is_graded():
+    entities = pd.DataFrame({"site_id": ["a", "b", "c", "d"], "component": ["x", "x", "y", "y"]})
+    spec = TruthSpec(kind="labels", table="entities", column="component")
+    withheld = withhold(spec, {"entities": entities}, "site_id", date(2000, 1, 1), date(2000, 1, 2), "q")
+    raw = _task("labels", spec.model_dump(), "adjusted_rand", "higher is better")
+    raw["artifact"]["columns"] = {"component": "int"}
+    raw["answer"]["metrics"][0]["grade"]["column"] = "component"
+    task = TaskSpec.model_validate(raw)
+    handed_in = withheld.required.assign(component=[5, 5, 6, 6])
+    assert grade_artifact(task, handed_in, withheld.truth, "site_id").values == {"m": 1.0}
