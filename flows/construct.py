@@ -31,8 +31,10 @@ def extract(catalog_task: CatalogTask):
 
 @task(name="align", task_run_name="align {catalog_task.spec.id}", cache_policy=NO_CACHE)
 def align(catalog_task: CatalogTask, tables, key: str, queries: list):
-    """Stage 2: stage each query's public files (its scope only) and hidden truth; returns the
-    staged queries and the discards of those that could not be staged."""
+    """Stage 2: stage each query's public files (its scope only) and hidden truth.
+
+    Returns the staged queries and the discards of those that could not be staged.
+    """
     folder = task_dir(BENCHMARK, catalog_task.spec.id)
     staging.stage_task(catalog_task, folder)
     return staging.stage_queries(catalog_task, tables, key, queries, folder)

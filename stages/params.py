@@ -71,8 +71,10 @@ class SandboxLimits(Section):
 
 
 class SplitParams(Section):
-    """Per-task split shares; the rest is test, which never has fewer than `min_test` queries
-    (one number, or one per profile)."""
+    """Per-task split shares; the rest is test, which never has fewer than `min_test` queries.
+
+    `min_test` is one number, or one per profile.
+    """
 
     train: float = 0.6
     val: float = 0.2

@@ -1,5 +1,4 @@
-"""`make bench`, construction part: what labelling and verifying a catalog costs, through the harness
-and without it.
+"""`make bench`, construction part: the cost of labelling and verifying, with and without the harness.
 
 On the built benchmark (`processed/benchmark`, any profile), a sample of queries spread over every
 task (the first `per_task` of each, by query id) is annotated twice:
@@ -51,6 +50,7 @@ def sample(benchmark: Path, per_task: int) -> list[Query]:
 
 
 def spec_of(benchmark: Path, task_id: str) -> TaskSpec:
+    """A built task's spec."""
     return TaskSpec.model_validate(yaml.safe_load((task_dir(benchmark, task_id) / "private" / "task.yaml").read_text()))
 
 
@@ -88,7 +88,8 @@ def measure(benchmark: Path, per_task: int) -> dict:
         harness_seconds = list(pool.map(harness_run, queries))
     harness_wall = time.monotonic() - started
     started = time.monotonic()
-    bare_seconds = [bare_run(benchmark, q) for q in queries]
+    for query in queries:
+        bare_run(benchmark, query)
     bare_wall = time.monotonic() - started
     per_task: dict[str, list[float]] = {}
     for query, seconds in zip(queries, harness_seconds, strict=True):
@@ -118,6 +119,7 @@ def _query_counts(benchmark: Path) -> dict[str, int]:
 
 
 def main() -> None:
+    """Measure on the built benchmark and write the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-task", type=int, default=1)
     args = parser.parse_args()

@@ -32,8 +32,10 @@ from stages.tables import Table
 
 
 def scoped_tables(tables: list[Table], key: str, query: Query) -> list[Table]:
-    """The task's tables cut to the query's entities and period (inclusive) by their time columns:
-    dates, timestamps (every instant of the last day kept) and whole years."""
+    """The task's tables cut to the query's entities and period (inclusive) by their time columns.
+
+    Time columns are dates, timestamps (every instant of the last day kept) and whole years.
+    """
     out = []
     for table in tables:
         frame = table.frame
@@ -98,9 +100,12 @@ def stage_query(task: CatalogTask, tables: list[Table], key: str, query: Query, 
 
 def stage_queries(task: CatalogTask, tables: list[Table], key: str, queries: list[Query],
                   task_dir: Path) -> tuple[list[Query], list[Discard]]:
-    """Stage every query; one whose truth or reference models cannot be formed on its data (e.g. a
-    site that never measured the target in the scope's window) is discarded with the reason, and
-    its folders removed, instead of stopping the build."""
+    """Stage every query; return the staged ones and the discards.
+
+    A query whose truth or reference models cannot be formed on its data (e.g. a site that never
+    measured the target in the scope's window) is discarded with the reason, and its folders
+    removed, instead of stopping the build.
+    """
     staged, discards = [], []
     for query in queries:
         try:

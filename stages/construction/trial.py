@@ -107,6 +107,7 @@ def run_agent(name: str, task, query, folder: Path, gold: dict, limits, hidden) 
 
 
 def main() -> None:
+    """Build, label, verify and try one task (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("task_id")
     parser.add_argument("--queries", type=int, default=6)
@@ -136,9 +137,10 @@ def main() -> None:
         print(f"  gold: {labels[query.query_id].gold}")
         for name, values in refs.items():
             print(f"  ref {name}: {values}")
+        gold = labels[query.query_id].gold
         with ThreadPoolExecutor(2) as pool:
-            results = pool.map(lambda a: (a, run_agent(a, task, query, folder, labels[query.query_id].gold,
-                                                       limits, hidden)), agents)
+            results = pool.map(lambda a, q=query, g=gold: (a, run_agent(a, task, q, folder, g, limits, hidden)),
+                               agents)
             for name, result in results:
                 print(f"  {name}: {result}")
     print(f"\n{len(labels)} of {len(queries)} drawn queries kept; {len(discards) + len(more)} discarded")

@@ -53,8 +53,11 @@ def _footer_checks(data: bytes, spec: ArtifactSpec, required_rows: int) -> pq.Pa
 
 
 def key_form(values: pd.Series, column: str) -> pd.Series:
-    """A key column in the form rows are matched on: dates (to the day) and timestamps as naive
-    UTC datetime64, years as whole numbers, anything else as text."""
+    """A key column in the form rows are matched on.
+
+    Dates (to the day) and timestamps as naive UTC datetime64, years as whole numbers, anything
+    else as text.
+    """
     if column == "date":
         return instants(values).dt.normalize()
     if column in TIMESTAMP_COLUMNS:

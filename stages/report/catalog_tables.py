@@ -1,5 +1,7 @@
-"""The catalog section of the report: what the benchmark holds and how the validity agents fare by
-category and domain (from the `catalog`, `by_category` and `by_domain` parts of validity.json)."""
+"""The catalog section of the report: what the benchmark holds, how the validity agents fare.
+
+From the `catalog`, `by_category` and `by_domain` parts of validity.json.
+"""
 
 from __future__ import annotations
 

@@ -8,12 +8,13 @@ from datetime import date
 import numpy as np
 import pandas as pd
 import pytest
+
 from stages.catalog import TaskSpec, TruthSpec
 from stages.evaluation.agents.scripts import reference_models as models
 from stages.grading import metrics
+from stages.grading import truth as truths
 from stages.grading.artifacts import read_artifact
 from stages.grading.grade import grade_artifact
-from stages.grading import truth as truths
 from stages.grading.truth import held_out, rows_rule, withhold
 
 

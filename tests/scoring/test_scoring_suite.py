@@ -88,7 +88,8 @@ def test_usage_of_proxied_calls_sums_what_servers_reported_and_an_unknown_cost_i
 
 
 def test_cuts_average_task_scores_per_axis_value_with_intervals():
-    specs = {"a": spec("a", "camels", "easy", ["modeling", "discovery"]), "b": spec("b", "crops", "easy", ["discovery"])}
+    specs = {"a": spec("a", "camels", "easy", ["modeling", "discovery"]),
+             "b": spec("b", "crops", "easy", ["discovery"])}
     table = frame([("a", "1", "answered", 1.0), ("a", "2", "answered", 1.0), ("b", "1", "answered", 0.0)])
     result = suite(table, {"a": 100.0, "b": 0.0}, specs, resamples=100, level=0.95, seed=0)
     assert result["cuts"]["domain"] == {

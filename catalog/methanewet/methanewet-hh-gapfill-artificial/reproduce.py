@@ -20,8 +20,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from methanewet_annotator import KEY, TARGET, read_artifact_spec, read_scope, read_sites, rmse, score
-from methanewet_annotator import write_answer, write_artifact
+from methanewet_annotator import (
+    KEY,
+    TARGET,
+    read_artifact_spec,
+    read_scope,
+    read_sites,
+    rmse,
+    score,
+    write_answer,
+    write_artifact,
+)
 from methanewet_halfhourly import TIME, check_fill, driver_features, fill_gaps, read_halfhourly
 
 RUN_DAYS = (1.0, 5.0)  # pseudo-gap lengths, days

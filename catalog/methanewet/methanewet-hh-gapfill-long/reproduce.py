@@ -20,8 +20,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from methanewet_annotator import KEY, TARGET, mae, read_artifact_spec, read_scope, read_sites, score
-from methanewet_annotator import write_answer, write_artifact
+from methanewet_annotator import (
+    KEY,
+    TARGET,
+    mae,
+    read_artifact_spec,
+    read_scope,
+    read_sites,
+    score,
+    write_answer,
+    write_artifact,
+)
 from methanewet_halfhourly import TIME, check_fill, driver_features, fill_gaps, read_halfhourly
 
 RUN_DAYS = (7.0, 20.0)  # pseudo-gap lengths, days
@@ -35,7 +44,8 @@ def main() -> None:
     features = driver_features(frame, sites)
     gaps = frame[TARGET].isna().to_numpy()
     column = next(iter(artifact["columns"]))
-    write_artifact(artifact, frame.loc[gaps, [KEY, TIME]].assign(**{column: fill_gaps(frame, features, median=True)[gaps]}))
+    filled = fill_gaps(frame, features, median=True)[gaps]
+    write_artifact(artifact, frame.loc[gaps, [KEY, TIME]].assign(**{column: filled}))
     check = check_fill(frame, features, RUN_DAYS, median=True)
     write_answer({"mae_nmol_m2_s": mae(check["observed"], check["filled"]),
                   "kge_median": score(check, "observed", "filled", "kge", "median")})

@@ -20,10 +20,28 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-from methanewet_annotator import KEY, TARGET, read_artifact_spec, read_scope, read_sites, rmse, score
-from methanewet_annotator import write_answer, write_artifact
-from methanewet_halfhourly import TIME, driver_features, fill_gaps, imagery_attributes, pooled_trees
-from methanewet_halfhourly import pseudo_gaps, read_halfhourly, site_attributes, steps_per_day
+from methanewet_annotator import (
+    KEY,
+    TARGET,
+    read_artifact_spec,
+    read_scope,
+    read_sites,
+    rmse,
+    score,
+    write_answer,
+    write_artifact,
+)
+from methanewet_halfhourly import (
+    TIME,
+    driver_features,
+    fill_gaps,
+    imagery_attributes,
+    pooled_trees,
+    pseudo_gaps,
+    read_halfhourly,
+    site_attributes,
+    steps_per_day,
+)
 
 STATIC = ["site_classification", "lat_deg", "ndvi_mean", "ndvi_min", "ndvi_max", "ndvi_range", "relief_m"]
 RUN_DAYS = (2.0, 10.0)  # pseudo-gap lengths, days

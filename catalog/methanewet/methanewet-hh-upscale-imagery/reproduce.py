@@ -22,10 +22,27 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from methanewet_annotator import KEY, TARGET, read_artifact_spec, read_scope, read_sites, rmse, score
-from methanewet_annotator import write_answer, write_artifact
-from methanewet_halfhourly import TIME, driver_features, imagery_attributes, owed_rows, pooled_trees
-from methanewet_halfhourly import read_halfhourly, site_attributes, transfer_site_models
+from methanewet_annotator import (
+    KEY,
+    TARGET,
+    read_artifact_spec,
+    read_scope,
+    read_sites,
+    rmse,
+    score,
+    write_answer,
+    write_artifact,
+)
+from methanewet_halfhourly import (
+    TIME,
+    driver_features,
+    imagery_attributes,
+    owed_rows,
+    pooled_trees,
+    read_halfhourly,
+    site_attributes,
+    transfer_site_models,
+)
 
 STATIC = ["site_classification", "lat_deg"]
 

@@ -20,8 +20,10 @@ def _time_key(prompt: Prompt) -> str:
 
 
 def mean_forecast(profile: Profile, prompt: Prompt, plan: Plan) -> Handin:
-    """Every owed row gets its entity's mean of the known target (the overall mean for an entity
-    with none, 0 without any)."""
+    """Every owed row gets its entity's mean of the known target.
+
+    An entity with no known value gets the overall mean (0 when no entity has any).
+    """
     series, key, time = profile.series, prompt.key, profile.time
     owed = series[owed_mask(profile, prompt.artifact["rows"])]
     means = series.groupby(key)[profile.target].mean()
