@@ -10,16 +10,21 @@
 
 from __future__ import annotations
 
-import sys
-from collections import Counter
 from datetime import date
 
 import numpy as np
 import pandas as pd
 import pytest
 from scibench_testing.annotators import CATALOG
+from scibench_testing.catalog_domains import (
+    assert_domain_shape,
+    assert_graded_on_known_scopes,
+    assert_prompt_clean,
+    import_library,
+    load_domain_tasks,
+)
 
-from stages.catalog import CatalogTask, load_scopes, load_task
+from stages.catalog import CatalogTask, load_scopes
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope
 
@@ -36,47 +41,30 @@ AUTHORS = ("Lloyd", "Rousseeuw", "Hubert", "Arabie", "Box", "Jenkins", "Breiman"
 
 @pytest.fixture(scope="module")
 def tasks() -> dict[str, CatalogTask]:
-    folders = sorted(p for p in DOMAIN.iterdir() if (p / "task.yaml").exists())
-    return {task.spec.id: task for task in map(load_task, folders)}
+    return load_domain_tasks(DOMAIN)
 
 
 @pytest.fixture(scope="module")
 def lib():
     """The annotator library modules, imported as the annotator imports them (flat, by name)."""
-    sys.path.insert(0, str(LIBRARY))
-    try:
-        import control_annotator
-        import control_series
-        yield control_annotator, control_series
-    finally:
-        sys.path.remove(str(LIBRARY))
+    yield from import_library(LIBRARY, "control_annotator", "control_series")
 
 
 # --- the catalog as data --------------------------------------------------------------------------
 
 def test_the_control_set_has_its_categories_and_difficulties(tasks):
-    assert len(tasks) == 12 and all(t.startswith("control-") for t in tasks)
-    assert Counter(t.spec.category for t in tasks.values()) == CATEGORIES
-    assert Counter(t.spec.difficulty for t in tasks.values()) == DIFFICULTIES
+    assert_domain_shape(tasks, "control", 12, CATEGORIES, DIFFICULTIES)
 
 
 def test_every_task_is_a_graded_metric_task_on_known_scopes(tasks):
-    scopes = load_scopes(DOMAIN)
-    for task in tasks.values():
-        spec = task.spec
-        assert set(spec.scopes) <= set(scopes) and len(spec.scopes) >= 20, spec.id
-        assert spec.data.repository == "control" and spec.truth is not None and spec.reference_models
-        assert all(m.grade is not None and m.references for m in spec.answer.metrics), spec.id
+    assert_graded_on_known_scopes(tasks, DOMAIN, min_scopes=20)
 
 
 def test_prompts_render_without_citations_or_placeholders(tasks):
     scope = ResolvedScope("s", "attribute", "series of the linear-model family", "", "series_id",
                           ("S0001", "S0002", "S0003"), date(2000, 1, 1), date(2002, 12, 31))
     for task in tasks.values():
-        prompt = render_prompt(task.spec, scope, "q-test")
-        assert "doi" not in prompt.lower() and "10." + "1" not in prompt, task.spec.id
-        assert not [name for name in AUTHORS if name in prompt], task.spec.id
-        assert "$" not in prompt, task.spec.id
+        assert_prompt_clean(render_prompt(task.spec, scope, "q-test"), AUTHORS, task.spec.id)
 
 
 def test_hidden_labels_are_staged_only_as_the_labels_truth(tasks):

@@ -11,16 +11,21 @@
 
 from __future__ import annotations
 
-import sys
-from collections import Counter
 from datetime import date
 
 import numpy as np
 import pandas as pd
 import pytest
 from scibench_testing.annotators import CATALOG
+from scibench_testing.catalog_domains import (
+    assert_domain_shape,
+    assert_graded_on_known_scopes,
+    assert_prompt_clean,
+    import_library,
+    load_domain_tasks,
+)
 
-from stages.catalog import CatalogTask, load_scopes, load_task
+from stages.catalog import CatalogTask
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope
 
@@ -43,37 +48,23 @@ DERIVED = {"yield_t_ha": {"production_t"}, "production_t": {"yield_t_ha"},
 
 @pytest.fixture(scope="module")
 def tasks() -> dict[str, CatalogTask]:
-    folders = sorted(p for p in DOMAIN.iterdir() if (p / "task.yaml").exists())
-    return {task.spec.id: task for task in map(load_task, folders)}
+    return load_domain_tasks(DOMAIN)
 
 
 @pytest.fixture(scope="module")
 def lib():
     """The annotator library modules, imported as the annotator imports them (flat, by name)."""
-    sys.path.insert(0, str(LIBRARY))
-    try:
-        import cropbench_annotator
-        import cropbench_models
-        yield cropbench_annotator, cropbench_models
-    finally:
-        sys.path.remove(str(LIBRARY))
+    yield from import_library(LIBRARY, "cropbench_annotator", "cropbench_models")
 
 
 # --- the catalog as data --------------------------------------------------------------------------
 
 def test_the_domain_has_its_share_of_categories_and_difficulties(tasks):
-    assert len(tasks) == 24 and all(t.startswith("cropbench-") for t in tasks)
-    assert Counter(t.spec.category for t in tasks.values()) == CATEGORIES
-    assert Counter(t.spec.difficulty for t in tasks.values()) == DIFFICULTIES
+    assert_domain_shape(tasks, "cropbench", 24, CATEGORIES, DIFFICULTIES)
 
 
 def test_every_task_is_a_graded_metric_task_on_known_scopes(tasks):
-    scopes = load_scopes(DOMAIN)
-    for task in tasks.values():
-        spec = task.spec
-        assert set(spec.scopes) <= set(scopes), spec.id
-        assert spec.truth is not None and spec.artifact is not None and spec.reference_models
-        assert all(m.grade is not None and m.references for m in spec.answer.metrics), spec.id
+    assert_graded_on_known_scopes(tasks, DOMAIN)
 
 
 def test_prompts_render_without_citations(tasks):
@@ -81,9 +72,7 @@ def test_prompts_render_without_citations(tasks):
                           ("US-19-001", "US-19-003"), date(1999, 1, 1), date(2018, 12, 31))
     for task in tasks.values():
         prompt = render_prompt(task.spec, scope).replace("Kling-Gupta", "KGE")  # a metric's name
-        assert "doi" not in prompt.lower() and "10." + "1" not in prompt, task.spec.id
-        assert not [name for name in AUTHORS if name in prompt], task.spec.id
-        assert "$" not in prompt, task.spec.id
+        assert_prompt_clean(prompt, AUTHORS, task.spec.id)
 
 
 def test_no_task_stages_a_column_derived_from_its_target(tasks):
