@@ -153,3 +153,27 @@ def harmonic_predict(coefficients: np.ndarray, dates: pd.Series) -> np.ndarray:
     """[1, sin, cos] of the day of year @ coefficients."""
     x = design(pd.to_datetime(dates).reset_index(drop=True), ("const", "sin", "cos"), pd.Timestamp("2000-01-01"))
     return x @ coefficients
+
+
+def forecast_own_past(series: pd.DataFrame, key: str, first: pd.Timestamp,
+                      column: str) -> tuple[pd.DataFrame, dict[str, float]]:
+    """Run shape of the own-past forecast tasks: every series' test days from its public days.
+
+    Per entity, `fit_series` on the days before `first` forecasts the days from `first` on (the
+    artifact: key, date, `column`); the estimate is the same forecast of the public record's last
+    test-length days from the days before them, pooled over the entities as rmse and mae.
+    """
+    from control_annotator import rmse  # the query helpers import nothing from here
+
+    def predict(history: pd.DataFrame, dates: pd.Series) -> np.ndarray:
+        return forecast(fit_series(history["date"], history["y"].to_numpy(dtype=float)), history, dates)
+
+    rows, obs, sim = [], [], []
+    for entity, group in series.groupby(key, sort=True):
+        public, test = group[group["date"] < first], group[group["date"] >= first]
+        rows.append(pd.DataFrame({key: entity, "date": test["date"], column: predict(public, test["date"])}))
+        past, check = public.iloc[:-len(test)], public.iloc[-len(test):]
+        obs.append(check["y"].to_numpy())
+        sim.append(predict(past, check["date"]))
+    obs, sim = np.concatenate(obs), np.concatenate(sim)
+    return pd.concat(rows, ignore_index=True), {"rmse": rmse(obs, sim), "mae": float(np.mean(np.abs(obs - sim)))}

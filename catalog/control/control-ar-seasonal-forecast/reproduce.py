@@ -11,32 +11,17 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
-from control_annotator import read_query, rmse, write_outputs
-from control_series import fit_series, forecast
-
-
-def forecasts(history: pd.DataFrame, dates: pd.Series) -> np.ndarray:
-    """Forecasts of y on `dates` from the model fitted to `history` (date, y)."""
-    model = fit_series(history["date"], history["y"].to_numpy(dtype=float))
-    return forecast(model, history, dates)
+from control_annotator import read_query, write_outputs
+from control_series import forecast_own_past
 
 
 def main() -> None:
+    """Forecast every series' test days from its own past; write the artifact and answer.json."""
     scope, artifact, series, _ = read_query()
-    key = scope["entity_key"]
     first = pd.Timestamp(artifact["rows"]["from"])
-    rows, obs, sim = [], [], []
-    for entity, group in series.groupby(key, sort=True):
-        public, test = group[group["date"] < first], group[group["date"] >= first]
-        rows.append(pd.DataFrame({key: entity, "date": test["date"], "y_forecast": forecasts(public, test["date"])}))
-        past, check = public.iloc[:-len(test)], public.iloc[-len(test):]
-        obs.append(check["y"].to_numpy())
-        sim.append(forecasts(past, check["date"]))
-    obs, sim = np.concatenate(obs), np.concatenate(sim)
-    write_outputs(pd.concat(rows, ignore_index=True), artifact,
-                  {"rmse": rmse(obs, sim), "mae": float(np.mean(np.abs(obs - sim)))})
+    frame, estimate = forecast_own_past(series, scope["entity_key"], first, "y_forecast")
+    write_outputs(frame, artifact, estimate)
 
 
 if __name__ == "__main__":
