@@ -182,3 +182,20 @@ def best_partition(space: np.ndarray, k_max: int = 6) -> tuple[np.ndarray, float
         if score > best[0] + 1e-12:
             best = (float(score), labels)
     return best[1], best[0]
+
+
+def cluster_profiles(column: str, features: list[str]) -> None:
+    """Run shape of the profile-clustering tasks: the scope's basins partitioned on `features` of `column`.
+
+    Reads the query from the working directory, builds `profile_space`, keeps `best_partition`, and
+    writes the artifact (key, cluster) and work/answer.json with the partition's silhouette.
+    """
+    prompt = Path("prompt.md")
+    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
+    frame = read_timeseries(Path("data"), scope, [column])
+    space = profile_space(frame, scope["entity_key"], column, features)
+    labels, score = best_partition(space.to_numpy())
+    Path("work").mkdir(exist_ok=True)
+    pd.DataFrame({scope["entity_key"]: space.index, "cluster": labels.astype(int)}).to_parquet(
+        Path("work") / artifact["file"], index=False)
+    write_answer({"silhouette": round(score, 6)})

@@ -15,32 +15,14 @@ import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from pathlib import Path  # noqa: E402
-
-import pandas as pd  # noqa: E402
-from camels_annotator import (  # noqa: E402
-    best_partition,
-    profile_space,
-    read_artifact_spec,
-    read_scope,
-    read_timeseries,
-    write_answer,
-)
+from camels_annotator import cluster_profiles  # noqa: E402
 
 FEATURES = ["mean", "cv", "q90", "lag1", "seasonal_amplitude"]
 
 
 def main() -> None:
-    """Cluster the scope's basins; write the labels and work/answer.json."""
-    prompt = Path("prompt.md")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
-    frame = read_timeseries(Path("data"), scope, ["prcp_mm_d"])
-    space = profile_space(frame, scope["entity_key"], "prcp_mm_d", FEATURES)
-    labels, score = best_partition(space.to_numpy())
-    Path("work").mkdir(exist_ok=True)
-    pd.DataFrame({scope["entity_key"]: space.index, "cluster": labels.astype(int)}).to_parquet(
-        Path("work") / artifact["file"], index=False)
-    write_answer({"silhouette": round(score, 6)})
+    """Cluster the scope's basins on the prcp_mm_d profile; write the labels and work/answer.json."""
+    cluster_profiles("prcp_mm_d", FEATURES)
 
 
 if __name__ == "__main__":
