@@ -6,6 +6,13 @@
 - `run_partition`: cluster sites by profile features; report the partition's silhouette.
 
 `metrics` maps each answer metric to (score function, aggregate) as the task grades it.
+
+Three query shapes of the half-hourly tasks write the artifact and return the check frame
+(site, observed, filled per row of a pseudo-test) from which the task computes its own metrics
+(some are not a per-site score: volume bias, weekly means):
+- `run_halfhourly_fill`: fill every null flux; check on seeded pseudo-gaps.
+- `run_halfhourly_forecast`: predict the withheld test period; check one test period earlier.
+- `run_halfhourly_held_out_sites`: predict sites without measurements; check on every third public site.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import numpy as np
 import pandas as pd
 from methanewet_annotator import (
     KEY,
+    TARGET,
     best_partition,
     profile_features,
     read_artifact_spec,
@@ -27,9 +35,20 @@ from methanewet_annotator import (
     write_answer,
     write_artifact,
 )
+from methanewet_halfhourly import (
+    TIME,
+    check_fill,
+    driver_features,
+    fill_gaps,
+    forecast,
+    owed_rows,
+    read_halfhourly,
+    validate_forecast,
+)
 from methanewet_models import Setup, fill, predict, pseudo_gaps, upscale
 
 Metrics = dict[str, tuple[str, str]]
+SiteMethod = Callable[[pd.DataFrame, pd.DataFrame, list[str]], np.ndarray]  # (frame, features, held) -> flux
 VALIDATION_SHARE = 0.3  # the end of the training period that estimates a holdout's metrics
 
 
@@ -97,3 +116,50 @@ def run_partition(column: str, features: list[str], max_clusters: int = 6) -> No
     out = pd.DataFrame({KEY: space.index, next(iter(artifact["columns"])): labels.astype(int)})
     write_artifact(artifact, out)
     write_answer({"silhouette": silhouette})
+
+
+def _halfhourly_query() -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+    prompt, data = Path("prompt.md"), Path("data")
+    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
+    return artifact, read_halfhourly(data, scope), read_sites(data, scope)
+
+
+def _write_rows(artifact: dict, frame: pd.DataFrame, rows: np.ndarray, values: np.ndarray) -> None:
+    column = next(iter(artifact["columns"]))
+    write_artifact(artifact, frame.loc[rows, [KEY, TIME]].assign(**{column: values}))
+
+
+def run_halfhourly_fill(run_days: tuple[float, float], median: bool = False) -> pd.DataFrame:
+    """Fill every null flux (`median`: back-transform to the median); check on pseudo-gaps of `run_days`."""
+    artifact, frame, sites = _halfhourly_query()
+    features = driver_features(frame, sites)
+    gaps = frame[TARGET].isna().to_numpy()
+    _write_rows(artifact, frame, gaps, fill_gaps(frame, features, median=median)[gaps])
+    return check_fill(frame, features, run_days, median=median)
+
+
+def run_halfhourly_forecast(shared: bool = False) -> pd.DataFrame:
+    """Predict the test period (`shared`: one pooled response, per-site level); check one period earlier."""
+    artifact, frame, sites = _halfhourly_query()
+    features, test = driver_features(frame, sites), owed_rows(frame, artifact)
+    _write_rows(artifact, frame, test, forecast(frame, features, test, shared=shared)[test])
+    return validate_forecast(frame, features, test, shared=shared)
+
+
+def run_halfhourly_held_out_sites(method: SiteMethod, features: Callable = driver_features,
+                                  ceiling: float | None = None) -> pd.DataFrame:
+    """Predict the held-out sites with `method`, from `features(frame, sites)`; check by holding out
+    every third public site. `ceiling`: clip to [0, ceiling x the observed maximum] (no extrapolation)."""
+    artifact, frame, sites = _halfhourly_query()
+    feats, owed = features(frame, sites), owed_rows(frame, artifact)
+    top = None if ceiling is None else ceiling * float(frame[TARGET].max())
+    _write_rows(artifact, frame, owed, _clipped(method(frame, feats, artifact["rows"]["entities"])[owed], top))
+    inner = sorted(frame.loc[~owed, KEY].unique())[::3]
+    public = frame[~owed].reset_index(drop=True)
+    sim = _clipped(method(public, feats[~owed].reset_index(drop=True), inner), top)
+    keep = public[KEY].isin(inner).to_numpy() & public[TARGET].notna().to_numpy()
+    return pd.DataFrame({KEY: public.loc[keep, KEY], "observed": public.loc[keep, TARGET], "filled": sim[keep]})
+
+
+def _clipped(values: np.ndarray, top: float | None) -> np.ndarray:
+    return values if top is None else np.clip(values, 0.0, top)

@@ -19,24 +19,16 @@ Deterministic: no random draws, single thread.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from methanewet_annotator import KEY, read_artifact_spec, read_scope, read_sites, score, write_answer, write_artifact
-from methanewet_halfhourly import TIME, driver_features, forecast, owed_rows, read_halfhourly, validate_forecast
+from methanewet_annotator import KEY, score, write_answer
+from methanewet_halfhourly import TIME
+from methanewet_runs import run_halfhourly_forecast
 
 SHARED = False  # one response pooled over sites with a per-site level, or a model per site
 
 
 def main() -> None:
     """Predict the test period of the query in the current directory; write the artifact."""
-    prompt, data = Path("prompt.md"), Path("data")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
-    frame, sites = read_halfhourly(data, scope), read_sites(data, scope)
-    features, test = driver_features(frame, sites), owed_rows(frame, artifact)
-    column = next(iter(artifact["columns"]))
-    values = forecast(frame, features, test, shared=SHARED)[test]
-    write_artifact(artifact, frame.loc[test, [KEY, TIME]].assign(**{column: values}))
-    check = validate_forecast(frame, features, test, shared=SHARED)
+    check = run_halfhourly_forecast(shared=SHARED)
     weekly = check.groupby([KEY, check[TIME].dt.isocalendar().week])[["observed", "filled"]].mean()
     write_answer({"r2_pooled": score(check, "observed", "filled", "r2", "pooled"),
                   "nse_weekly_median": score(weekly.reset_index(), "observed", "filled", "nse", "median")})
