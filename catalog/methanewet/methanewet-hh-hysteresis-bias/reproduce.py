@@ -19,24 +19,15 @@ Deterministic: no random draws, single thread.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from methanewet_annotator import KEY, read_artifact_spec, read_scope, read_sites, score, write_answer, write_artifact
-from methanewet_halfhourly import TIME, driver_features, forecast, owed_rows, read_halfhourly, validate_forecast
+from methanewet_annotator import score, write_answer
+from methanewet_runs import run_halfhourly_forecast
 
 SHARED = False  # one response pooled over sites with a per-site level, or a model per site
 
 
 def main() -> None:
     """Predict the test period of the query in the current directory; write the artifact."""
-    prompt, data = Path("prompt.md"), Path("data")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
-    frame, sites = read_halfhourly(data, scope), read_sites(data, scope)
-    features, test = driver_features(frame, sites), owed_rows(frame, artifact)
-    column = next(iter(artifact["columns"]))
-    values = forecast(frame, features, test, shared=SHARED)[test]
-    write_artifact(artifact, frame.loc[test, [KEY, TIME]].assign(**{column: values}))
-    check = validate_forecast(frame, features, test, shared=SHARED)
+    check = run_halfhourly_forecast(shared=SHARED)
     volume = abs((check["filled"] - check["observed"]).sum()) / check["observed"].sum()
     write_answer({"relative_bias": volume,
                   "kge_median": score(check, "observed", "filled", "kge", "median")})
