@@ -18,35 +18,15 @@ Deterministic: fixed seeds, single thread.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from methanewet_annotator import (
-    KEY,
-    TARGET,
-    read_artifact_spec,
-    read_scope,
-    read_sites,
-    rmse,
-    score,
-    write_answer,
-    write_artifact,
-)
-from methanewet_halfhourly import TIME, check_fill, driver_features, fill_gaps, read_halfhourly
+from methanewet_annotator import rmse, score, write_answer
+from methanewet_runs import run_halfhourly_fill
 
 RUN_DAYS = (1.0, 5.0)  # pseudo-gap lengths, days
 
 
 def main() -> None:
     """Fill the null fluxes of the query in the current directory; write the artifact."""
-    prompt, data = Path("prompt.md"), Path("data")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
-    frame, sites = read_halfhourly(data, scope), read_sites(data, scope)
-    features = driver_features(frame, sites)
-    gaps = frame[TARGET].isna().to_numpy()
-    column = next(iter(artifact["columns"]))
-    filled = fill_gaps(frame, features)[gaps]
-    write_artifact(artifact, frame.loc[gaps, [KEY, TIME]].assign(**{column: filled}))
-    check = check_fill(frame, features, RUN_DAYS)
+    check = run_halfhourly_fill(RUN_DAYS)
     write_answer({"rmse_nmol_m2_s": rmse(check["observed"], check["filled"]),
                   "nse_median": score(check, "observed", "filled", "nse", "median")})
 
