@@ -15,21 +15,11 @@ Deterministic: no random draws, single thread.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
-from methanewet_annotator import (
-    KEY,
-    TARGET,
-    read_artifact_spec,
-    read_scope,
-    read_sites,
-    score,
-    write_answer,
-    write_artifact,
-)
-from methanewet_halfhourly import TIME, driver_features, owed_rows, process_model, read_halfhourly, transfer_site_models
+from methanewet_annotator import KEY, score, write_answer
+from methanewet_halfhourly import process_model, transfer_site_models
+from methanewet_runs import run_halfhourly_held_out_sites
 
 
 def distilled(frame: pd.DataFrame, features: pd.DataFrame, held: list[str]) -> np.ndarray:
@@ -43,20 +33,7 @@ def distilled(frame: pd.DataFrame, features: pd.DataFrame, held: list[str]) -> n
 
 def main() -> None:
     """Predict the held-out sites of the query in the current directory; write the artifact."""
-    prompt, data = Path("prompt.md"), Path("data")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
-    frame, sites = read_halfhourly(data, scope), read_sites(data, scope)
-    features, owed = driver_features(frame, sites), owed_rows(frame, artifact)
-    column = next(iter(artifact["columns"]))
-    ceiling = 3.0 * float(frame[TARGET].max())  # no extrapolation beyond the observed range
-    values = distilled(frame, features, artifact["rows"]["entities"])[owed].clip(0.0, ceiling)
-    write_artifact(artifact, frame.loc[owed, [KEY, TIME]].assign(**{column: values}))
-    inner = sorted(frame.loc[~owed, KEY].unique())[::3]
-    public = frame[~owed].reset_index(drop=True)
-    sim = distilled(public, features[~owed].reset_index(drop=True), inner)
-    sim = np.clip(sim, 0.0, ceiling)
-    keep = public[KEY].isin(inner).to_numpy() & public[TARGET].notna().to_numpy()
-    check = pd.DataFrame({KEY: public.loc[keep, KEY], "observed": public.loc[keep, TARGET], "filled": sim[keep]})
+    check = run_halfhourly_held_out_sites(distilled, ceiling=3.0)
     write_answer({"r2_median": score(check, "observed", "filled", "r2", "median")})
 
 

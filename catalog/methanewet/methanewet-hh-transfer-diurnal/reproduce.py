@@ -16,34 +16,18 @@ Deterministic: no random draws, single thread.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from methanewet_annotator import (
-    KEY,
-    TARGET,
-    read_artifact_spec,
-    read_daily,
-    read_scope,
-    read_sites,
-    rmse,
-    score,
-    write_answer,
-    write_artifact,
-)
-from methanewet_halfhourly import (
-    TIME,
-    driver_features,
-    owed_rows,
-    read_halfhourly,
-    scale_to_daily,
-    transfer_site_models,
-)
+from methanewet_annotator import KEY, read_daily, read_scope, read_sites, rmse, score, write_answer
+from methanewet_halfhourly import scale_to_daily, transfer_site_models
+from methanewet_runs import run_halfhourly_held_out_sites
 
 
-def transferred(frame: pd.DataFrame, features: pd.DataFrame, daily: pd.DataFrame, sites: pd.DataFrame,
-                held: list[str]) -> np.ndarray:
+def transferred(frame: pd.DataFrame, features: pd.DataFrame, held: list[str], daily: pd.DataFrame,
+                sites: pd.DataFrame) -> np.ndarray:
     """Flux of every row of the held-out sites: source models' mean, scaled to the daily means."""
     public = sorted(set(frame[KEY]) - set(held))
     shape = transfer_site_models(frame, features, held, pd.DataFrame(1.0, index=held, columns=public))
@@ -53,19 +37,9 @@ def transferred(frame: pd.DataFrame, features: pd.DataFrame, daily: pd.DataFrame
 def main() -> None:
     """Predict the held-out sites of the query in the current directory; write the artifact."""
     prompt, data = Path("prompt.md"), Path("data")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
-    frame, sites, daily = read_halfhourly(data, scope), read_sites(data, scope), read_daily(data, scope)
-    features, owed = driver_features(frame, sites), owed_rows(frame, artifact)
-    column = next(iter(artifact["columns"]))
-    ceiling = 3.0 * float(frame[TARGET].max())  # no extrapolation beyond the observed range
-    values = transferred(frame, features, daily, sites, artifact["rows"]["entities"])[owed].clip(0.0, ceiling)
-    write_artifact(artifact, frame.loc[owed, [KEY, TIME]].assign(**{column: values}))
-    inner = sorted(frame.loc[~owed, KEY].unique())[::3]
-    public = frame[~owed].reset_index(drop=True)
-    sim = transferred(public, features[~owed].reset_index(drop=True), daily, sites, inner)
-    sim = np.clip(sim, 0.0, ceiling)
-    keep = public[KEY].isin(inner).to_numpy() & public[TARGET].notna().to_numpy()
-    check = pd.DataFrame({KEY: public.loc[keep, KEY], "observed": public.loc[keep, TARGET], "filled": sim[keep]})
+    scope = read_scope(prompt)
+    method = partial(transferred, daily=read_daily(data, scope), sites=read_sites(data, scope))
+    check = run_halfhourly_held_out_sites(method, ceiling=3.0)
     write_answer({"rmse_nmol_m2_s": rmse(check["observed"], check["filled"]),
                   "nse_median": score(check, "observed", "filled", "nse", "median")})
 
