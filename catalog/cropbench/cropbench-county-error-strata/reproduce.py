@@ -13,18 +13,9 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-from cropbench_annotator import (
-    KEY,
-    feature_columns,
-    mae,
-    owed_rows,
-    per_entity,
-    read_query,
-    rmse,
-    write_answer,
-    write_artifact,
-)
-from cropbench_models import panel_fit_predict, validation_split
+from cropbench_annotator import KEY, feature_columns, mae, read_query, rmse
+from cropbench_models import panel_fit_predict
+from cropbench_runs import holdout_years_run, per_county
 
 TARGET = "yield_t_ha"
 DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "et0_mm_d", "vpd_hpa", "cwb_mm_d"]
@@ -38,14 +29,10 @@ def main() -> None:
         panel[f"{name}_x_awc"] = panel[name] * awc
     panel["area"] = panel["harvest_area_ha"]
     features = feature_columns(panel)
-    owed = owed_rows(panel, TARGET)
-    panel["yield_pred_t_ha"] = float("nan")
-    panel.loc[owed, "yield_pred_t_ha"] = panel_fit_predict(panel, ~owed, owed, TARGET, features)
-    fit, check = validation_split(panel, ~owed, years=3)
-    held = panel[check].assign(estimate=panel_fit_predict(panel, fit, check, TARGET, features))
-    write_artifact(panel[owed], artifact)
-    write_answer({"mean_county_rmse_t_ha": per_entity(held, TARGET, "estimate", rmse, "mean"),
-                  "median_county_mae_t_ha": per_entity(held, TARGET, "estimate", mae)})
+    holdout_years_run(panel, artifact, TARGET, "yield_pred_t_ha",
+                      lambda fit, new: panel_fit_predict(panel, fit, new, TARGET, features),
+                      {"mean_county_rmse_t_ha": per_county(rmse, "mean"),
+                       "median_county_mae_t_ha": per_county(mae)}, check_years=3)
 
 
 if __name__ == "__main__":

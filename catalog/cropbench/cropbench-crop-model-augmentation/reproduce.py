@@ -16,20 +16,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cropbench_annotator import (
-    KEY,
-    YEAR,
-    feature_columns,
-    owed_rows,
-    r2,
-    read_query,
-    read_table,
-    rmse,
-    simulated_water_stress,
-    write_answer,
-    write_artifact,
-)
-from cropbench_models import panel_fit_predict, validation_split
+from cropbench_annotator import KEY, YEAR, feature_columns, r2, read_query, read_table, rmse, simulated_water_stress
+from cropbench_models import panel_fit_predict
+from cropbench_runs import holdout_years_run, pooled
 
 TARGET = "yield_t_ha"
 DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "et0_mm_d"]
@@ -42,14 +31,9 @@ def main() -> None:
     simulated = simulated_water_stress(series, entities["sos_doy"], entities["awc_cm_m"])
     panel = panel.join(simulated, on=[KEY, YEAR])
     features = feature_columns(panel)
-    owed = owed_rows(panel, TARGET)
-    panel["yield_pred_t_ha"] = float("nan")
-    panel.loc[owed, "yield_pred_t_ha"] = panel_fit_predict(panel, ~owed, owed, TARGET, features)
-    fit, check = validation_split(panel, ~owed, years=3)
-    estimate = panel_fit_predict(panel, fit, check, TARGET, features)
-    observed = panel.loc[check, TARGET].to_numpy()
-    write_artifact(panel[owed], artifact)
-    write_answer({"rmse_t_ha": rmse(observed, estimate), "r2": r2(observed, estimate)})
+    holdout_years_run(panel, artifact, TARGET, "yield_pred_t_ha",
+                      lambda fit, new: panel_fit_predict(panel, fit, new, TARGET, features),
+                      {"rmse_t_ha": pooled(rmse), "r2": pooled(r2)})
 
 
 if __name__ == "__main__":

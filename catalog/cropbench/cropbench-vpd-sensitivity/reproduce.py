@@ -13,18 +13,9 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-from cropbench_annotator import (
-    YEAR,
-    feature_columns,
-    nse,
-    owed_rows,
-    per_entity,
-    read_query,
-    rmse,
-    write_answer,
-    write_artifact,
-)
-from cropbench_models import panel_fit_predict, validation_split
+from cropbench_annotator import YEAR, feature_columns, nse, read_query, rmse
+from cropbench_models import panel_fit_predict
+from cropbench_runs import holdout_years_run, per_county, pooled
 
 TARGET = "yield_t_ha"
 THRESHOLD_HPA = 9.0
@@ -37,15 +28,9 @@ def main() -> None:
     for name in ("silking_vpd", "season_vpd", "silking_vpd_excess"):
         panel[f"{name}_x_year"] = panel[name] * (panel[YEAR] - 2000) / 10
     features = feature_columns(panel)
-    owed = owed_rows(panel, TARGET)
-    model = lambda fit, new: panel_fit_predict(panel, fit, new, TARGET, features, learner=None)  # noqa: E731
-    panel["yield_pred_t_ha"] = float("nan")
-    panel.loc[owed, "yield_pred_t_ha"] = model(~owed, owed)
-    fit, check = validation_split(panel, ~owed, years=4)
-    held = panel[check].assign(estimate=model(fit, check))
-    write_artifact(panel[owed], artifact)
-    write_answer({"rmse_t_ha": rmse(held[TARGET], held["estimate"]),
-                  "median_nse": per_entity(held, TARGET, "estimate", nse)})
+    holdout_years_run(panel, artifact, TARGET, "yield_pred_t_ha",
+                      lambda fit, new: panel_fit_predict(panel, fit, new, TARGET, features, learner=None),
+                      {"rmse_t_ha": pooled(rmse), "median_nse": per_county(nse)}, check_years=4)
 
 
 if __name__ == "__main__":

@@ -18,19 +18,9 @@ from itertools import combinations_with_replacement
 
 import numpy as np
 import pandas as pd
-from cropbench_annotator import (
-    KEY,
-    YEAR,
-    feature_columns,
-    nse,
-    owed_rows,
-    per_entity,
-    read_query,
-    rmse,
-    write_answer,
-    write_artifact,
-)
-from cropbench_models import panel_fit_predict, validation_split
+from cropbench_annotator import KEY, YEAR, feature_columns, nse, read_query, rmse
+from cropbench_models import panel_fit_predict
+from cropbench_runs import holdout_years_run, per_county, pooled
 
 TARGET = "yield_t_ha"
 DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "et0_mm_d", "vpd_hpa", "cwb_mm_d"]
@@ -53,14 +43,8 @@ def emulate(panel: pd.DataFrame, train: np.ndarray, test: np.ndarray) -> np.ndar
 def main() -> None:
     """Emulate the withheld test years; write the artifact and the estimates."""
     scope, artifact, panel, _ = read_query(DAILY, TARGET)
-    owed = owed_rows(panel, TARGET)
-    panel["yield_emulated_t_ha"] = np.nan
-    panel.loc[owed, "yield_emulated_t_ha"] = emulate(panel, ~owed, owed)
-    fit, check = validation_split(panel, ~owed, years=4)
-    held = panel[check].assign(estimate=emulate(panel, fit, check))
-    write_artifact(panel[owed], artifact)
-    write_answer({"rmse_t_ha": rmse(held[TARGET], held["estimate"]),
-                  "median_nse": per_entity(held, TARGET, "estimate", nse)})
+    holdout_years_run(panel, artifact, TARGET, "yield_emulated_t_ha", lambda fit, new: emulate(panel, fit, new),
+                      {"rmse_t_ha": pooled(rmse), "median_nse": per_county(nse)}, check_years=4)
 
 
 if __name__ == "__main__":

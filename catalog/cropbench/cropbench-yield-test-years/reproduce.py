@@ -14,8 +14,9 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-from cropbench_annotator import feature_columns, mae, owed_rows, read_query, rmse, write_answer, write_artifact
-from cropbench_models import panel_fit_predict, validation_split
+from cropbench_annotator import feature_columns, mae, read_query, rmse
+from cropbench_models import panel_fit_predict
+from cropbench_runs import holdout_years_run, pooled
 
 TARGET = "yield_t_ha"
 DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "rad_j_m2_d", "et0_mm_d", "vpd_hpa", "cwb_mm_d"]
@@ -25,14 +26,9 @@ def main() -> None:
     """Predict the withheld test years; write the artifact and the estimates."""
     scope, artifact, panel, _ = read_query(DAILY, TARGET)
     features = feature_columns(panel)
-    owed = owed_rows(panel, TARGET)
-    panel["yield_pred_t_ha"] = float("nan")
-    panel.loc[owed, "yield_pred_t_ha"] = panel_fit_predict(panel, ~owed, owed, TARGET, features)
-    fit, check = validation_split(panel, ~owed, years=3)
-    estimate = panel_fit_predict(panel, fit, check, TARGET, features)
-    observed = panel.loc[check, TARGET].to_numpy()
-    write_artifact(panel[owed], artifact)
-    write_answer({"rmse_t_ha": rmse(observed, estimate), "mae_t_ha": mae(observed, estimate)})
+    holdout_years_run(panel, artifact, TARGET, "yield_pred_t_ha",
+                      lambda fit, new: panel_fit_predict(panel, fit, new, TARGET, features),
+                      {"rmse_t_ha": pooled(rmse), "mae_t_ha": pooled(mae)})
 
 
 if __name__ == "__main__":
