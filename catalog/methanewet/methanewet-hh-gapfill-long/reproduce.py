@@ -18,35 +18,15 @@ Deterministic: fixed seeds, single thread.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from methanewet_annotator import (
-    KEY,
-    TARGET,
-    mae,
-    read_artifact_spec,
-    read_scope,
-    read_sites,
-    score,
-    write_answer,
-    write_artifact,
-)
-from methanewet_halfhourly import TIME, check_fill, driver_features, fill_gaps, read_halfhourly
+from methanewet_annotator import mae, score, write_answer
+from methanewet_runs import run_halfhourly_fill
 
 RUN_DAYS = (7.0, 20.0)  # pseudo-gap lengths, days
 
 
 def main() -> None:
     """Fill the null fluxes of the query in the current directory; write the artifact."""
-    prompt, data = Path("prompt.md"), Path("data")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
-    frame, sites = read_halfhourly(data, scope), read_sites(data, scope)
-    features = driver_features(frame, sites)
-    gaps = frame[TARGET].isna().to_numpy()
-    column = next(iter(artifact["columns"]))
-    filled = fill_gaps(frame, features, median=True)[gaps]
-    write_artifact(artifact, frame.loc[gaps, [KEY, TIME]].assign(**{column: filled}))
-    check = check_fill(frame, features, RUN_DAYS, median=True)
+    check = run_halfhourly_fill(RUN_DAYS, median=True)
     write_answer({"mae_nmol_m2_s": mae(check["observed"], check["filled"]),
                   "kge_median": score(check, "observed", "filled", "kge", "median")})
 
