@@ -22,29 +22,25 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from methanewet_annotator import (
-    KEY,
-    TARGET,
-    read_artifact_spec,
-    read_scope,
-    read_sites,
-    rmse,
-    score,
-    write_answer,
-    write_artifact,
-)
+from methanewet_annotator import KEY, TARGET, rmse, score, write_answer
 from methanewet_halfhourly import (
-    TIME,
     driver_features,
     imagery_attributes,
-    owed_rows,
     pooled_trees,
-    read_halfhourly,
     site_attributes,
     transfer_site_models,
 )
+from methanewet_runs import run_halfhourly_held_out_sites
 
 STATIC = ["site_classification", "lat_deg"]
+
+
+def imagery_features(frame: pd.DataFrame, sites: pd.DataFrame) -> pd.DataFrame:
+    """The drivers plus the sites' class, latitude and imagery attributes (NDVI, relief)."""
+    sites = sites.join(imagery_attributes(Path("data"), sites))
+    return pd.concat([driver_features(frame, sites),
+                      site_attributes(frame, sites, [*STATIC, "ndvi_mean", "ndvi_min", "ndvi_max",
+                                                     "ndvi_range", "relief_m"])], axis=1)
 
 
 def upscaled(frame: pd.DataFrame, features: pd.DataFrame, held: list[str]) -> np.ndarray:
@@ -58,22 +54,7 @@ def upscaled(frame: pd.DataFrame, features: pd.DataFrame, held: list[str]) -> np
 
 def main() -> None:
     """Predict the held-out sites of the query in the current directory; write the artifact."""
-    prompt, data = Path("prompt.md"), Path("data")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
-    frame, sites = read_halfhourly(data, scope), read_sites(data, scope)
-    sites = sites.join(imagery_attributes(data, sites))
-    features = pd.concat([driver_features(frame, sites),
-                          site_attributes(frame, sites, [*STATIC, "ndvi_mean", "ndvi_min", "ndvi_max",
-                                                         "ndvi_range", "relief_m"])], axis=1)
-    held = owed_rows(frame, artifact)
-    column = next(iter(artifact["columns"]))
-    values = upscaled(frame, features, artifact["rows"]["entities"])[held]
-    write_artifact(artifact, frame.loc[held, [KEY, TIME]].assign(**{column: values}))
-    inner = sorted(frame.loc[~held, KEY].unique())[::3]
-    public = frame[~held].reset_index(drop=True)
-    sim = upscaled(public, features[~held].reset_index(drop=True), inner)
-    keep = public[KEY].isin(inner).to_numpy() & public[TARGET].notna().to_numpy()
-    check = pd.DataFrame({KEY: public.loc[keep, KEY], "observed": public.loc[keep, TARGET], "filled": sim[keep]})
+    check = run_halfhourly_held_out_sites(upscaled, features=imagery_features)
     write_answer({"rmse_nmol_m2_s": rmse(check["observed"], check["filled"]),
                   "r2_median": score(check, "observed", "filled", "r2", "median")})
 
