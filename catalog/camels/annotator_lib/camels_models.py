@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from camels_annotator import basin_features, kge, nse, read_artifact_spec, read_scope, read_timeseries
+from camels_annotator import FORCING, basin_features, kge, nse, read_artifact_spec, read_scope, read_timeseries
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 # Static attributes a pooled model may read where a task stages them (climate, topography, land).
@@ -87,6 +87,12 @@ def with_attributes(features: pd.DataFrame, frame: pd.DataFrame, entities: pd.Da
     columns = [c for c in ATTRIBUTES if c in entities.columns]
     static = entities.loc[frame[key], columns].to_numpy(dtype=float)
     return features.assign(**{c: static[:, i] for i, c in enumerate(columns)})
+
+
+def attributed_features(q: Query, features: pd.DataFrame | None = None) -> pd.DataFrame:
+    """`features` (default: `featurize` of the query's rows) plus the staged static attributes."""
+    features = featurize(q.frame, q.key) if features is None else features
+    return with_attributes(features, q.frame, read_entities(Path("data"), q.scope), q.key)
 
 
 def precipitation_scale(frame: pd.DataFrame, key: str) -> np.ndarray:
@@ -210,3 +216,24 @@ def pseudo_ungauged(basins: np.ndarray, public: np.ndarray, share: float = 0.3) 
     count = min(max(int(round(share * len(pool))), 1), len(pool) - 1)
     chosen = np.random.default_rng(0).choice(pool, size=count, replace=False)
     return np.isin(basins, chosen)
+
+
+def run_ungauged(
+        simulator: Callable[[Query, pd.DataFrame, pd.DataFrame], Simulator]) -> tuple[pd.DataFrame, np.ndarray]:
+    """Run shape of the ungauged-basin tasks: simulate the artifact's held-out basins from the gauged ones.
+
+    `simulator(q, features, entities)` builds the task's model (features: `featurize` plus the
+    staged attributes, `with_attributes`; entities: `read_entities`).
+    Its estimate treats a seeded 30 % of the gauged basins as ungauged (`pseudo_ungauged`); then
+    the model fitted on every gauged basin simulates the held-out basins into the artifact
+    (`qsim_mm_d`). Returns the estimate's per-basin scores and its errors on the observed days.
+    """
+    q = read_query(FORCING)
+    entities = read_entities(Path("data"), q.scope)
+    simulate = simulator(q, with_attributes(featurize(q.frame, q.key), q.frame, entities, q.key), entities)
+    held, public = held_out_masks(q)
+    check = pseudo_ungauged(q.basins, public)
+    check_sim = simulate(public & ~check, check)
+    write_rows(q.frame, held, q.key, {"qsim_mm_d": simulate(public, held)}, q.artifact)
+    errors = (check_sim - q.obs[check])[~np.isnan(q.obs[check])]
+    return scores(q.obs[check], check_sim, q.basins[check]), errors

@@ -15,23 +15,11 @@ Deterministic: fixed seeds and `random_state`, no early stopping, single thread.
 
 from __future__ import annotations
 
-from pathlib import Path
+from functools import partial
 
 import numpy as np
-from camels_annotator import FORCING, write_answer
-from camels_models import (
-    featurize,
-    held_out_masks,
-    others_mean,
-    pooled,
-    precipitation_scale,
-    pseudo_ungauged,
-    read_entities,
-    read_query,
-    scores,
-    with_attributes,
-    write_rows,
-)
+from camels_annotator import write_answer
+from camels_models import others_mean, pooled, precipitation_scale, run_ungauged
 
 
 def simulation(q, base, regions, gauged: np.ndarray, predict: np.ndarray) -> np.ndarray:
@@ -46,17 +34,9 @@ def simulation(q, base, regions, gauged: np.ndarray, predict: np.ndarray) -> np.
 
 
 def main() -> None:
-    """Simulate the ungauged basins; write the artifact and answer.json."""
-    q = read_query(FORCING)
-    entities = read_entities(Path("data"), q.scope)
-    base = with_attributes(featurize(q.frame, q.key), q.frame, entities, q.key)
-    regions = entities["huc_02"].astype(str)
-    held, public = held_out_masks(q)
-    check = pseudo_ungauged(q.basins, public)
-    check_sim = simulation(q, base, regions, public & ~check, check)
-    estimate = scores(q.obs[check], check_sim, q.basins[check])
-    errors = (check_sim - q.obs[check])[~np.isnan(q.obs[check])]
-    write_rows(q.frame, held, q.key, {"qsim_mm_d": simulation(q, base, regions, public, held)}, q.artifact)
+    """Simulate the ungauged basins with the neighbours' signal; write the artifact and answer.json."""
+    estimate, errors = run_ungauged(
+        lambda q, features, entities: partial(simulation, q, features, entities["huc_02"].astype(str)))
     write_answer({"mean_kge": round(float(estimate["kge"].mean()), 6),
                   "rmse_mm_d": round(float(np.sqrt(np.mean(errors**2))), 6)})
 

@@ -16,20 +16,16 @@ Deterministic: fixed `random_state`, no early stopping, single thread.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 from camels_annotator import FORCING, write_answer
 from camels_models import (
-    featurize,
+    attributed_features,
     median_of,
     pooled,
     precipitation_scale,
-    read_entities,
     read_query,
     scores,
     validation_split,
-    with_attributes,
     write_rows,
 )
 
@@ -56,8 +52,7 @@ def transfer(features, q, scale, fit: np.ndarray, predict: np.ndarray) -> np.nda
 def main() -> None:
     """Simulate the test period; write the artifact and answer.json."""
     q = read_query(FORCING)
-    features = with_attributes(featurize(q.frame, q.key), q.frame,
-                               read_entities(Path("data"), q.scope), q.key)
+    features = attributed_features(q)
     scale = precipitation_scale(q.frame, q.key)
     early, late = validation_split(q.frame["date"], q.train)
     check_sim = transfer(features, q, scale, early, late)

@@ -13,34 +13,14 @@ Deterministic: fixed seeds and `random_state`, no early stopping, single thread.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from camels_annotator import FORCING, write_answer
-from camels_models import (
-    featurize,
-    held_out_masks,
-    median_of,
-    pooled,
-    precipitation_scale,
-    pseudo_ungauged,
-    read_entities,
-    read_query,
-    scores,
-    with_attributes,
-    write_rows,
-)
+from camels_annotator import write_answer
+from camels_models import median_of, pooled, precipitation_scale, run_ungauged
 
 
 def main() -> None:
-    """Simulate the ungauged basins; write the artifact and answer.json."""
-    q = read_query(FORCING)
-    features = with_attributes(featurize(q.frame, q.key), q.frame,
-                               read_entities(Path("data"), q.scope), q.key)
-    simulate = pooled(features, q.obs, precipitation_scale(q.frame, q.key), max_iter=150)
-    held, public = held_out_masks(q)
-    check = pseudo_ungauged(q.basins, public)
-    estimate = scores(q.obs[check], simulate(public & ~check, check), q.basins[check])
-    write_rows(q.frame, held, q.key, {"qsim_mm_d": simulate(public, held)}, q.artifact)
+    """Simulate the ungauged basins with one pooled model; write the artifact and answer.json."""
+    estimate, _ = run_ungauged(lambda q, features, _: pooled(features, q.obs, precipitation_scale(q.frame, q.key),
+                                                             max_iter=150))
     write_answer({"median_nse": median_of(estimate, "nse"), "median_kge": median_of(estimate, "kge")})
 
 
