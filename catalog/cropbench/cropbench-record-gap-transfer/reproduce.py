@@ -15,18 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from cropbench_annotator import (
-    KEY,
-    feature_columns,
-    nse,
-    owed_rows,
-    per_entity,
-    read_query,
-    rmse,
-    write_answer,
-    write_artifact,
-)
+from cropbench_annotator import KEY, feature_columns, nse, owed_rows, read_query, rmse
 from cropbench_models import additive_fill
+from cropbench_runs import per_county, pooled, report
 
 TARGET = "yield_t_ha"
 DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "et0_mm_d", "vpd_hpa", "cwb_mm_d"]
@@ -52,9 +43,7 @@ def main() -> None:
     panel["yield_fill_t_ha"] = additive_fill(panel, ~owed, TARGET, features)
     hide = pseudo_gaps(panel, ~owed)
     held = panel[hide].assign(estimate=additive_fill(panel, ~owed & ~hide, TARGET, features)[hide])
-    write_artifact(panel[owed], artifact)
-    write_answer({"rmse_t_ha": rmse(held[TARGET], held["estimate"]),
-                  "median_nse": per_entity(held, TARGET, "estimate", nse)})
+    report(panel, owed, artifact, held, TARGET, {"rmse_t_ha": pooled(rmse), "median_nse": per_county(nse)})
 
 
 if __name__ == "__main__":
