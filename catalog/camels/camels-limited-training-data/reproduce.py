@@ -15,20 +15,17 @@ Deterministic: fixed `random_state`, no early stopping, single thread.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 from camels_annotator import FORCING, write_answer
 from camels_models import (
+    attributed_features,
     featurize,
     local,
     median_of,
     pooled,
-    read_entities,
     read_query,
     scores,
     validation_split,
-    with_attributes,
     write_rows,
 )
 
@@ -46,7 +43,7 @@ def main() -> None:
     q = read_query(FORCING)
     dates = q.frame["date"]
     features = featurize(q.frame, q.key)
-    pooled_features = with_attributes(features, q.frame, read_entities(Path("data"), q.scope), q.key)
+    pooled_features = attributed_features(q, features)
 
     def simulate(train: np.ndarray, predict: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         short = last_year(dates, train, predict)
