@@ -13,9 +13,8 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-import numpy as np
-from cropbench_annotator import KEY, feature_columns, owed_rows, r2, read_query, rmse, write_answer, write_artifact
-from cropbench_models import transfer_fit_predict
+from cropbench_annotator import feature_columns, r2, read_query, rmse
+from cropbench_runs import held_out_counties_run, pooled
 
 TARGET = "yield_t_ha"
 
@@ -23,16 +22,8 @@ TARGET = "yield_t_ha"
 def main() -> None:
     """Predict the non-reporting counties; write the artifact and the estimates."""
     scope, artifact, panel, entities = read_query(["tmax_c", "prec_mm_d", "ndvi", "fpar_pct"], TARGET)
-    features = feature_columns(panel)
-    owed = owed_rows(panel, TARGET)
-    panel["yield_pred_t_ha"] = np.nan
-    panel.loc[owed, "yield_pred_t_ha"] = transfer_fit_predict(panel, entities, ~owed, owed, TARGET, features)
-    public = sorted(panel.loc[~owed, KEY].unique())
-    check = panel[KEY].isin(public[::3]).to_numpy() & ~owed
-    held = panel[check].assign(
-        estimate=transfer_fit_predict(panel, entities, ~owed & ~check, check, TARGET, features))
-    write_artifact(panel[owed], artifact)
-    write_answer({"rmse_t_ha": rmse(held[TARGET], held["estimate"]), "r2": r2(held[TARGET], held["estimate"])})
+    held_out_counties_run(panel, entities, artifact, TARGET, "yield_pred_t_ha", feature_columns(panel),
+                          {"rmse_t_ha": pooled(rmse), "r2": pooled(r2)}, every=3)
 
 
 if __name__ == "__main__":

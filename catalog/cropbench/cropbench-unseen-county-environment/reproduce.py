@@ -15,19 +15,8 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-import numpy as np
-from cropbench_annotator import (
-    KEY,
-    feature_columns,
-    nse,
-    owed_rows,
-    per_entity,
-    read_query,
-    rmse,
-    write_answer,
-    write_artifact,
-)
-from cropbench_models import transfer_fit_predict
+from cropbench_annotator import feature_columns, nse, read_query, rmse
+from cropbench_runs import held_out_counties_run, per_county, pooled
 
 TARGET = "yield_t_ha"
 DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "rad_j_m2_d", "et0_mm_d", "vpd_hpa", "cwb_mm_d"]
@@ -36,17 +25,8 @@ DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "rad_j_m2_d", "et0_mm_d", "v
 def main() -> None:
     """Predict the held-out counties; write the artifact and the estimates."""
     scope, artifact, panel, entities = read_query(DAILY, TARGET)
-    features = feature_columns(panel)
-    owed = owed_rows(panel, TARGET)
-    panel["yield_pred_t_ha"] = np.nan
-    panel.loc[owed, "yield_pred_t_ha"] = transfer_fit_predict(panel, entities, ~owed, owed, TARGET, features)
-    public = sorted(panel.loc[~owed, KEY].unique())
-    check = panel[KEY].isin(public[::4]).to_numpy() & ~owed
-    held = panel[check].assign(
-        estimate=transfer_fit_predict(panel, entities, ~owed & ~check, check, TARGET, features))
-    write_artifact(panel[owed], artifact)
-    write_answer({"rmse_t_ha": rmse(held[TARGET], held["estimate"]),
-                  "median_nse": per_entity(held, TARGET, "estimate", nse)})
+    held_out_counties_run(panel, entities, artifact, TARGET, "yield_pred_t_ha", feature_columns(panel),
+                          {"rmse_t_ha": pooled(rmse), "median_nse": per_county(nse)}, every=4)
 
 
 if __name__ == "__main__":
