@@ -211,17 +211,18 @@ def table(report: dict) -> str:
     """The validity table as text: one row per task, one column per agent, then overall."""
     agents = report["agents"]
     short = {a: a[:10] for a in agents}
-    lines = [f"{'task':34}" + "".join(f"{short[a]:>11}" for a in agents) + "  best-const"]
+    width = max([34, *(len(task_id) + 2 for task_id in report["tasks"])])
+    lines = [f"{'task':{width}}" + "".join(f"{short[a]:>11}" for a in agents) + "  best-const"]
     for task_id, entry in report["tasks"].items():
         scores = entry["scores"]
         share = entry["gold_spread"].get("best_constant_share")
-        lines.append(f"{task_id:34}" + "".join(f"{(scores[a] or 0.0):>11.1f}" for a in agents)
+        lines.append(f"{task_id:{width}}" + "".join(f"{(scores[a] or 0.0):>11.1f}" for a in agents)
                      + (f"  {share:>9.0%}" if share is not None else f"  {'-':>9}"))
-    lines.append(f"{'overall':34}" + "".join(f"{report['overall'][a]:>11.1f}" for a in agents))
+    lines.append(f"{'overall':{width}}" + "".join(f"{report['overall'][a]:>11.1f}" for a in agents))
     for cut in ("by_domain", "by_category"):
         groups = sorted({g for a in agents for g in report.get(cut, {}).get(a, {})})
         for group in groups:
-            lines.append(f"{'  ' + group:34}" + "".join(
+            lines.append(f"{'  ' + group:{width}}" + "".join(
                 f"{report[cut][a].get(group, 0.0):>11.1f}" for a in agents))
     for domain, entry in report["provenance"].items():
         origins = ", ".join(f"{s} ({o})" for s, o in entry.get("origins", {}).items())
