@@ -56,7 +56,7 @@ def spec_of(benchmark: Path, task_id: str) -> TaskSpec:
 
 def bare_run(benchmark: Path, query: Query) -> float:
     """Seconds of one annotator run in a plain copy of the workspace (no sandbox, no harness)."""
-    folder = task_dir(benchmark, query.task_id)
+    folder = task_dir(benchmark, query.task_id).resolve()  # the run's working directory is elsewhere
     with tempfile.TemporaryDirectory() as tmp:
         workspace = Path(tmp)
         shutil.copytree(folder / "public" / query.query_id, workspace / "data")
