@@ -5,7 +5,7 @@ import pytest
 
 from stages.bench.fluxnet import RUNNERS, prepare, text_megabytes
 
-ROWS = 365 * 48 + 304 * 48 + 243 * 24  # US-FCN, DE-VCI (to Oct) half-hourly; BW-Rkv hourly, to Aug (seed 42)
+ROWS = 365 * 48 + 212 * 48 + 365 * 24  # US-FCN, NL-Vlu (212 days) half-hourly; BR-Vus hourly (seed 42)
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +17,7 @@ def test_every_runner_writes_every_half_hourly_row(raw: Path, tmp_path: Path):
     rows = {name: runner(raw, tmp_path / name) for name, runner in RUNNERS.items()}
     assert rows == dict.fromkeys(("scibench", "pandas_loop", "polars_floor"), ROWS)
     pandas_frame = pd.read_parquet(tmp_path / "pandas_loop" / "halfhourly.parquet")
-    assert sorted(pandas_frame["site_id"].unique()) == ["BW-Rkv", "DE-VCI", "US-FCN"]
+    assert sorted(pandas_frame["site_id"].unique()) == ["BR-Vus", "NL-Vlu", "US-FCN"]
     ours = pd.read_parquet(tmp_path / "scibench" / "halfhourly.parquet")
     assert ours["fch4_nmol_m2_s"].notna().sum() == pandas_frame["FCH4"].notna().sum()
 

@@ -58,8 +58,8 @@ def test_timeseries_and_halfhourly_keep_the_source_rows_and_units(tiny):
     tables, root = tiny
     source = read_manifest(root / "source")["tables"]
     repository = read_manifest(root / "repository")
-    assert repository["tables"]["timeseries"]["rows"] == source["daily"]["rows"] == 365 + 304 + 243
-    assert repository["tables"]["halfhourly"]["rows"] == source["halfhourly"]["rows"] == (365 + 304) * 48 + 243 * 24
+    assert repository["tables"]["timeseries"]["rows"] == source["daily"]["rows"] == 365 + 212 + 365
+    assert repository["tables"]["halfhourly"]["rows"] == source["halfhourly"]["rows"] == (365 + 212) * 48 + 365 * 24
     assert repository["tables"]["halfhourly"]["keys"] == ["site_id", "timestamp_start"]
     columns = repository["tables"]["halfhourly"]["columns"]
     assert columns["timestamp_start"]["unit"] == "UTC" and columns["fch4_nmol_m2_s"]["unit"] == "nmol/m2/s"
@@ -88,12 +88,12 @@ def test_real_daily_and_ameriflux_files_align(tmp_path):
 def test_sites_in_the_mosaic_get_image_statistics_and_the_others_nulls(tmp_path):
     _, tables = align_with_imagery("methanewet", "fluxnet_ch4", TINY, tmp_path)
     entities = tables["entities"].set_index("site_id")
-    assert entities.index.tolist() == ["BW-Rkv", "DE-VCI", "US-FCN"]
-    assert entities.loc[["BW-Rkv", "DE-VCI"], ["relief_mean_m", "ndvi_max"]].isna().all().all()
+    assert entities.index.tolist() == ["BR-Vus", "NL-Vlu", "US-FCN"]
+    assert entities.loc[["BR-Vus", "NL-Vlu"], ["relief_mean_m", "ndvi_max"]].isna().all().all()
     us = entities.loc["US-FCN"]
     assert us["relief_mean_m"] > 0 and 0 < us["ndvi_max"] < 1 and us["relief_std_m"] == 0  # one 16 km pixel
     static = tables["image_static"].set_index("site_id")
-    assert static["pixel_count"].tolist() == [0, 0, 1] and pd.isna(static.loc["DE-VCI", "valid_fraction"])
+    assert static["pixel_count"].tolist() == [0, 0, 1] and pd.isna(static.loc["NL-Vlu", "valid_fraction"])
     assert len(tables["image_stats"]) == 3 * 4
     plain = align_domain("methanewet", ["fluxnet_ch4"], tmp_path, name="plain")
     pd.testing.assert_frame_equal(tables["entities"][plain["entities"].columns], plain["entities"])

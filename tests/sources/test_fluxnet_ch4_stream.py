@@ -17,7 +17,7 @@ from stages.sources.fluxnet_ch4 import Params
 from stages.synthesize import fluxnet_ch4 as generator
 from stages.tables import StreamedTables, collect
 
-ROWS = 243 * 24 + 304 * 48 + 365 * 48  # BW-Rkv (hourly, to Aug), DE-VCI (to Oct), US-FCN: 2018 (seed 42, 3 sites)
+ROWS = 365 * 24 + 212 * 48 + 365 * 48  # BR-Vus (hourly), NL-Vlu (212 days), US-FCN: 2018 (seed 42, 3 sites)
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +43,9 @@ def test_small_row_groups_cut_sites_and_add_up_to_the_whole_table(raw, tmp_path,
     manifest = write_tables(tmp_path, [halfhourly(raw, Params())], {})
     assert manifest["tables"]["halfhourly"]["rows"] == ROWS
     meta = pq.ParquetFile(tmp_path / "halfhourly.parquet").metadata
-    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [10_000] * 3 + [7_944]
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [10_000] * 3 + [ROWS - 30_000]
     pd.testing.assert_frame_equal(read_table(tmp_path, "halfhourly"), whole)
-    assert whole["site_id"].unique().tolist() == ["BW-Rkv", "DE-VCI", "US-FCN"]
+    assert whole["site_id"].unique().tolist() == ["BR-Vus", "NL-Vlu", "US-FCN"]
 
 
 def test_the_stream_declares_its_table_and_collects_whole(raw):
@@ -104,5 +104,5 @@ def test_a_file_quarantined_for_a_bad_row_keeps_its_columns_empty(raw, tmp_path)
     tables = collect(fluxnet_ch4.read(tmp_path, Params(on_error="quarantine")))
     assert tables["quarantine"].frame[["file", "line"]].values.tolist() == [[str(path), 5]]
     frame = tables["halfhourly"].frame
-    assert frame["site_id"].unique().tolist() == ["BW-Rkv", "DE-VCI"]
+    assert frame["site_id"].unique().tolist() == ["BR-Vus", "NL-Vlu"]
     assert frame["xyz_new"].isna().all() and tables["halfhourly"].units["xyz_new"] == "unknown"

@@ -16,6 +16,7 @@ import pytest
 from scibench_testing.annotators import CATALOG, KEY, run_reproduce
 from scibench_testing.domains import synthesize_and_ingest
 from scibench_testing.heuristic_workspaces import write_workspace
+from scibench_testing.project import TINY_TASKS
 
 from stages.align import align
 from stages.catalog import ScopeSpec, load_catalog
@@ -38,7 +39,7 @@ REFERENCE_AGENTS = ["climatology", "linear_forcing", "interpolate", "region_part
 
 @pytest.fixture(scope="module")
 def camels_tasks():
-    return {task.spec.id: task for task in load_catalog(CATALOG, ["camels"])}
+    return {task.spec.id: task for task in load_catalog(CATALOG, ["camels"]) if task.spec.id in TINY_TASKS}
 
 
 # --- through the real sandbox on a tiny built benchmark -------------------------------------------
