@@ -17,7 +17,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from stages.grading.profiles import PROFILE_DEFINITIONS
+from stages.grading.profile_features import PROFILE_DEFINITIONS
 from stages.hashing import content_hash
 
 STBENCH_CATEGORIES = (

@@ -22,16 +22,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-PROFILE_DEFINITIONS = {
-    "mean": "the mean of the observed values",
-    "std": "the population standard deviation of the observed values",
-    "cv": "std / |mean| (0 when the mean is 0)",
-    "q10": "the 10 % quantile of the observed values (linear interpolation)",
-    "q90": "the 90 % quantile of the observed values (linear interpolation)",
-    "lag1": "the Pearson correlation of consecutive observed values (0 for a constant series)",
-    "seasonal_amplitude": "the largest minus the smallest of the calendar-month means",
-    "trend": "the least-squares slope of the values on time, per year",
-}
+from stages.grading.profile_features import PROFILE_DEFINITIONS
+
 MIN_OBSERVED = 10
 SECONDS_PER_YEAR = 365.25 * 86400
 
