@@ -89,8 +89,12 @@ class MetricSpec(Strict):
 
     With `grade`, the harness recomputes the value from the artifact (the reported one is only
     compared, for the honesty rate). With `references`, the value must also beat every named
-    reference model of the query by more than `margin` (in the metric's better direction) to pass;
-    a value equal to a reference's never passes, whatever the margin.
+    reference model of the query by more than `margin` (in the metric's better direction) to pass,
+    and every other standard model the build graded on the query at all (`beat_other_models`);
+    a value equal to a reference's never passes, whatever the margin. `beat_other_models: false`
+    is for a metric that grades a standard model the task itself asks for (the linear model of a
+    model comparison): no other model is compared there, and the task's other metrics must keep
+    that model's agent from passing.
     """
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
@@ -103,6 +107,7 @@ class MetricSpec(Strict):
     references: list[str] = []
     margin: float = Field(0.0, ge=0.0)
     margin_kind: Literal["absolute", "relative"] = "absolute"  # relative: margin x |reference|
+    beat_other_models: bool = True
 
     @model_validator(mode="after")
     def _target_parses(self) -> MetricSpec:

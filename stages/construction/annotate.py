@@ -163,8 +163,13 @@ def _missed_targets(task: TaskSpec, label: Label, grading: Grading) -> str:
         value = label.gold["metrics"].get(metric.name)
         refs = ", ".join(f"{name} {grading.references.get(name, {}).get(metric.name)}"
                          for name in metric.references)
+        others = ", ".join(f"{name} {values.get(metric.name)}" for name, values in grading.references.items()
+                           if metric.beat_other_models and name not in metric.references
+                           and isinstance(values, dict)
+                           and isinstance(values.get(metric.name), int | float))
         parts.append(f"{metric.name} {value} (target {metric.target!r}"
-                     + (f"; beat {refs} by {metric.margin}" if refs else "") + ")")
+                     + (f"; beat {refs} by {metric.margin}" if refs else "")
+                     + (f"; and {others}" if refs and others else "") + ")")
     return "; ".join(parts)
 
 

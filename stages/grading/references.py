@@ -1,9 +1,17 @@
-"""Grade a query's reference models at build time, on the scorer side.
+"""Grade every reference model on a query at build time, on the scorer side.
 
-Each task names the standard baselines of its category (`reference_models`); their code is the
-one the reference agents run (`stages/evaluation/agents/scripts/reference_models.py`), applied here to the
-query's public tables and graded against its hidden truth like any artifact. A metric with
-`references` passes only when it beats each of them by its `margin`.
+Each task names the standard baselines of its category (`reference_models`); a metric with
+`references` must beat each of those by its `margin`. A named model's targets are what the task
+writer tuned, but they are not the only cheap answers: the other standard models
+(`reference_models.MODELS`) are graded on the query too, and a metric with references must also
+beat each of them that is defined there (strictly: equal does not pass). Otherwise a baseline the
+task did not name (least squares on the drivers of a linear task, say) could pass it. The code is
+the one the reference agents run (`stages/evaluation/agents/scripts/reference_models.py`), applied
+to the query's public tables and graded against its hidden truth like any artifact.
+
+Only models of the task's kind are graded: partitions (`reference_models.PARTITIONS`) for a task
+whose metrics grade labels, value models otherwise. A named model that cannot be applied to the query stops the query (it is discarded at align); an
+unnamed one that cannot is recorded with every metric undefined, with the reason.
 """
 
 from __future__ import annotations
@@ -12,16 +20,35 @@ import pandas as pd
 
 from stages.catalog import TaskSpec
 from stages.evaluation.agents.scripts import reference_models
-from stages.grading.grade import grade_artifact
+from stages.grading.grade import FEATURE_FUNCTIONS, LABEL_FUNCTIONS, grade_artifact
+
+NOT_APPLICABLE = "_not_applicable"  # unnamed model -> why it has no values on this query
+
+
+def _same_kind(task: TaskSpec) -> list[str]:
+    """The standard models that hand in what the task's metrics grade (labels or values)."""
+    functions = {metric.grade.function for metric in task.answer.metrics or [] if metric.grade}
+    labels = bool(functions) and functions <= {*FEATURE_FUNCTIONS, *LABEL_FUNCTIONS}
+    return [name for name in reference_models.MODELS if (name in reference_models.PARTITIONS) == labels]
 
 
 def grade_references(task: TaskSpec, tables: dict[str, pd.DataFrame], scope: dict,
                      artifact_block: dict, required: pd.DataFrame,
                      truth: pd.DataFrame) -> dict[str, dict[str, float | None]]:
-    """Reference model -> its recomputed metrics on this query."""
+    """Reference model -> its recomputed metrics on this query (named models first)."""
     scoped = reference_models.load_tables(tables, scope)
-    out = {}
-    for name in task.reference_models:
-        frame = reference_models.MODELS[name](scoped, scope, artifact_block, required)
-        out[name] = grade_artifact(task, frame, truth, scope["entity_key"]).values
+    others = [name for name in _same_kind(task) if name not in task.reference_models]
+    out, skipped = {}, {}
+    for name in [*task.reference_models, *others]:
+        try:
+            frame = reference_models.MODELS[name](scoped, scope, artifact_block, required)
+            values = grade_artifact(task, frame, truth, scope["entity_key"]).values
+        except Exception as error:  # noqa: BLE001 - a model that does not fit this query's data
+            if name in task.reference_models:
+                raise
+            skipped[name] = f"{type(error).__name__}: {error}"
+            continue
+        out[name] = values
+    if skipped:
+        out[NOT_APPLICABLE] = skipped
     return out

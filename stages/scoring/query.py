@@ -9,10 +9,11 @@ of the training reward (missing or `null` = no reference), or `{"answer": value}
 file is the benchmark's fault, never the agent's: it raises `GoldError` instead of scoring 0.
 
 A query's `Grading` carries what the build measured on the scorer side: the reference models'
-metric values (a metric with `references` passes only when it beats each by its `margin`; a
-reference undefined on the query (e.g. the region partition of a one-region scope) is skipped, and
-a metric none of whose references is defined is the benchmark's fault, `GoldError`) and, for a hypothesis with a
-bootstrap, the tolerance that replaces the spec's `rel_tol` / `abs_tol`.
+metric values (a metric with `references` passes only when it beats each named one by its
+`margin` and every other graded one at all; a reference undefined on the query (e.g. the region
+partition of a one-region scope) is skipped, and a metric none of whose named references is
+defined is the benchmark's fault, `GoldError`) and, for a hypothesis with a bootstrap, the
+tolerance that replaces the spec's `rel_tol` / `abs_tol`.
 """
 
 from __future__ import annotations
@@ -56,16 +57,24 @@ NO_GRADING = Grading()
 
 
 def beats_references(metric: MetricSpec, value: float, grading: Grading) -> bool:
-    """Whether `value` is better than each of the metric's reference models by more than its margin."""
+    """Whether `value` beats each named reference model by more than the metric's margin, and
+    every other graded reference model of the query at all (a metric with references only)."""
+    if not metric.references:
+        return True
     lower = lower_is_better(metric)
     defined = [name for name in metric.references
                if grading.references.get(name, {}).get(metric.name) is not None]
-    if metric.references and not defined:
+    if not defined:
         raise GoldError(f"metric {metric.name}: none of its reference models {metric.references} "
                         "has a value on this query")
-    for name in defined:
+    others = [name for name, values in grading.references.items()
+              if metric.beat_other_models and name not in metric.references and isinstance(values, dict)
+              and isinstance(values.get(metric.name), int | float)]
+    for name in defined + others:
         reference = grading.references[name][metric.name]
-        margin = metric.margin * (abs(reference) if metric.margin_kind == "relative" else 1.0)
+        margin = 0.0
+        if name in defined:
+            margin = metric.margin * (abs(reference) if metric.margin_kind == "relative" else 1.0)
         if (value >= reference - margin) if lower else (value <= reference + margin):
             return False
     return True

@@ -22,7 +22,9 @@ Families (each series has y and x1..x5 every day from first_year-01-01 to last_y
   known coefficients (stationary) and Gaussian innovations; x1..x5 independent standard normals.
 - `linear`: y = b0 + sum_i b_i x_i + noise, x1 seasonal, x2 and x4 AR(1), x3 white noise (all unit
   variance) and the nuisance column x5 = 0.6 x1 + 0.8 noise (coefficient 0). b0 = 8 + 1.5 a1 - a2;
-  x1..x4 have coefficient 0.4 except the series' hidden `driver` column, which has 2.0.
+  x1..x4 have coefficient 0.4 except the series' hidden `driver` column, which has 2.0 and acts
+  with a one-day delay (y on day t takes the driver of day t - 1; the others act the same day).
+  A regression on the same day's covariates alone therefore misses most of the driver's effect.
 
 Every family's levels come from one distribution (`LEVEL_MEAN`, `LEVEL_SD`), so a series' mean does
 not tell its family. `region` (north/south/east/west) and the a1..a3 of non-mixture series are
@@ -62,6 +64,7 @@ COMPONENTS = (
 ATTRIBUTE_SD = 0.6
 LINEAR_BASE, LINEAR_DOMINANT = 0.4, 2.0  # coefficients of x1..x4; the driver's
 LINEAR_DRIVERS = ("x1", "x2", "x3")
+DRIVER_LAG_DAYS = 1  # the dominant driver acts on y one day later
 NUISANCE_WEIGHT = 0.6  # x5 = 0.6 x1 + 0.8 noise: correlated with a driver, no effect on y
 
 
@@ -184,9 +187,10 @@ def _ar(rng: np.random.Generator, index: int, days: pd.DatetimeIndex, params: Pa
 
 def _linear(rng: np.random.Generator, index: int, days: pd.DatetimeIndex, params: Params):
     a = rng.standard_normal(3)
-    n = len(days)
+    n = len(days) + DRIVER_LAG_DAYS  # the drivers start the lag earlier: y's first day has its cause
     driver = LINEAR_DRIVERS[index % len(LINEAR_DRIVERS)]
-    x1 = np.sqrt(2) * 0.8 * season(days, rng.uniform(0.0, 365.0)) + 0.6 * rng.standard_normal(n)
+    earlier = pd.date_range(days[0] - pd.Timedelta(days=DRIVER_LAG_DAYS), periods=n, freq="D")
+    x1 = np.sqrt(2) * 0.8 * season(earlier, rng.uniform(0.0, 365.0)) + 0.6 * rng.standard_normal(n)
     x2 = ar_process(rng, (0.8,), 0.6, n)
     x3 = rng.standard_normal(n)
     x4 = ar_process(rng, (0.95,), np.sqrt(1 - 0.95 ** 2), n)
@@ -196,10 +200,14 @@ def _linear(rng: np.random.Generator, index: int, days: pd.DatetimeIndex, params
     intercept = 8.0 + 1.5 * a[0] - a[1]
     noise_sd = rng.uniform(0.5, 1.0)
     drivers = {"x1": x1, "x2": x2, "x3": x3, "x4": x4, "x5": x5}
-    y = intercept + sum(coefficients[name] * drivers[name] for name in drivers) + noise_sd * rng.standard_normal(n)
+    acting = {name: values[:-DRIVER_LAG_DAYS] if name == driver else values[DRIVER_LAG_DAYS:]
+              for name, values in drivers.items()}
+    y = (intercept + sum(coefficients[name] * acting[name] for name in drivers)
+         + noise_sd * rng.standard_normal(len(days)))
     attributes = {"a1": a[0], "a2": a[1], "a3": a[2], "component": None, "driver": driver}
-    known = {"intercept": intercept, "coefficients": coefficients, "noise_sd": noise_sd, "driver": driver}
-    return attributes, {"y": y, **drivers}, known
+    known = {"intercept": intercept, "coefficients": coefficients, "noise_sd": noise_sd, "driver": driver,
+             "driver_lag_days": DRIVER_LAG_DAYS}
+    return attributes, {"y": y, **{name: values[DRIVER_LAG_DAYS:] for name, values in drivers.items()}}, known
 
 
 GENERATORS = {"mixture": _mixture, "noise": _noise, "ar": _ar, "linear": _linear}

@@ -14,6 +14,7 @@ from stages.catalog import TruthSpec
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope
 from stages.evaluation.agents.scripts import reference_models as models
+from stages.grading import references
 from stages.grading.references import grade_references
 from stages.grading.truth import withhold
 
@@ -171,7 +172,30 @@ def test_reference_models_are_graded_against_the_truth_like_any_artifact():
     block = {"columns": {"qsim_mm_d": "float"}, "rows": {"kind": "hidden_gaps", "column": TARGET}}
     values = grade_references(task, withheld.tables, scope(["01"], START, END), block, withheld.required,
                               withheld.truth)
-    assert list(values) == ["interpolate", "climatology"]
+    # The named models first, then every other value model; partitions are not graded on values.
+    assert list(values) == ["interpolate", "climatology", "pooled_climatology", "linear_forcing",
+                            "persistence", "linear_trend", "mds", "_not_applicable"]
     assert values["interpolate"]["rmse"] == pytest.approx(0.0, abs=1e-12)
     assert values["climatology"]["rmse"] > 1.0
+    assert values["linear_trend"]["rmse"] == pytest.approx(0.0, abs=1e-9)  # a ramp is a trend too
+    assert values["_not_applicable"] == {"nearest_entity": "KeyError: 'entities'"}  # no coordinates
     json.dumps(values)  # stored as references.json
+
+
+def test_a_named_model_that_cannot_be_applied_stops_the_query():
+    truth = TruthSpec(kind="hidden_gaps", column=TARGET, fraction=0.2, run_days=(3, 6))
+    task = graded_task([metric("rmse", "rmse", "qsim_mm_d", target="lower is better",
+                               references=("nearest_entity",))],
+                       truth=truth, reference_models=("nearest_entity",))
+    series = pd.DataFrame({"gauge_id": "01", "date": days(START, 40), TARGET: np.arange(1.0, 41.0)})
+    withheld = withhold(truth, {"timeseries": series}, "gauge_id", START, END, "query-1")
+    block = {"columns": {"qsim_mm_d": "float"}, "rows": {"kind": "hidden_gaps", "column": TARGET}}
+    with pytest.raises(KeyError, match="entities"):
+        grade_references(task, withheld.tables, scope(["01"], START, END), block, withheld.required,
+                         withheld.truth)
+
+
+def test_a_partition_task_grades_the_partition_models_only():
+    task = graded_task([metric("silhouette", "silhouette", "cluster")], artifact=CLUSTERS,
+                       truth=TruthSpec(kind="signatures", column=TARGET), reference_models=("mean_flow_split",))
+    assert references._same_kind(task) == ["region_partition", "mean_flow_split"]

@@ -176,6 +176,33 @@ def test_every_defined_reference_must_be_beaten_and_undefined_ones_are_skipped()
     assert beats_references(metric, 0.86, grading) is True
 
 
+@pytest.mark.parametrize(
+    ("value", "beats"),
+    [
+        (0.76, False),  # beats climatology by its margin, but not the unnamed least squares (0.8)
+        (0.8, False),  # equal to an unnamed reference does not pass either
+        (0.8 + 1e-9, True),  # an unnamed reference needs no margin
+    ],
+)
+def test_every_other_graded_reference_must_be_beaten_too(value, beats):
+    grading = Grading({"climatology": {"nse": 0.5}, "linear_forcing": {"nse": 0.8},
+                       "persistence": {"nse": None},  # undefined: skipped
+                       "_not_applicable": {"mds": "ValueError: no time of day"}})
+    assert beats_references(NSE_VS_CLIM, value, grading) is beats
+
+
+def test_a_metric_that_grades_a_standard_model_compares_only_its_named_references():
+    metric = graded("nse", "higher is better", ["climatology"], margin=0.25).model_copy(
+        update={"beat_other_models": False})
+    grading = Grading({"climatology": {"nse": 0.5}, "linear_forcing": {"nse": 0.8}})
+    assert beats_references(metric, 0.8, grading) is True
+
+
+def test_a_metric_without_references_ignores_the_graded_models():
+    metric = graded("nse", "higher is better", [])
+    assert beats_references(metric, 0.1, Grading({"linear_forcing": {"nse": 0.8}})) is True
+
+
 def test_no_defined_reference_is_the_benchmarks_fault():
     metric = graded("nse", "higher is better", ["climatology", "linear_forcing"])
     grading = Grading({"climatology": {"nse": None}, "linear_forcing": {"kge": 0.3}})

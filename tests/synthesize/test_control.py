@@ -76,15 +76,20 @@ def test_ar_process_has_its_coefficients():
     assert coefficients == pytest.approx([1.0, -0.5], abs=0.02)
 
 
-def test_linear_series_recover_their_known_coefficients(tiny):
+def test_linear_series_recover_their_known_coefficients_with_the_drivers_delay(tiny):
     series, daily, truth = frames(tiny)
     for series_id in series.loc[series["family"] == "linear", "series_id"]:
-        rows = daily[daily["series_id"] == series_id]
-        x = np.column_stack([np.ones(len(rows)), rows[[f"x{i}" for i in range(1, 6)]]])
-        fitted = np.linalg.lstsq(x, rows["y"], rcond=None)[0]
+        rows = daily[daily["series_id"] == series_id].reset_index(drop=True)
         known = truth["series"][series_id]
+        driver = known["driver"]
+        assert known["driver_lag_days"] == 1
+        same_day = [f"x{i}" for i in range(1, 6)]
+        x = np.column_stack([np.ones(len(rows) - 1), rows[same_day].iloc[1:], rows[driver].iloc[:-1]])
+        fitted = np.linalg.lstsq(x, rows["y"].iloc[1:], rcond=None)[0]
+        expected = [0.0 if name == driver else value for name, value in known["coefficients"].items()]
         assert fitted[0] == pytest.approx(known["intercept"], abs=0.15)
-        assert fitted[1:] == pytest.approx(list(known["coefficients"].values()), abs=0.12)
+        assert fitted[1:6] == pytest.approx(expected, abs=0.12)  # the driver does nothing the same day
+        assert fitted[6] == pytest.approx(2.0, abs=0.12)  # but 2.0 the next day
 
 
 def test_mixture_components_separate_in_attributes_and_levels(tiny):

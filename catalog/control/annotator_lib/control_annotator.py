@@ -17,6 +17,7 @@ import pandas as pd
 
 BLOCK = r"## {name}\n.*?```json\n(?P<json>.*?)\n```"
 DRIVERS = ["x1", "x2", "x3", "x4", "x5"]
+LAGGED = [*DRIVERS, *(f"{x}_lag1" for x in DRIVERS)]  # the day's covariates and the day before's
 ATTRIBUTES = ["a1", "a2", "a3"]
 CLUSTER_COUNTS = range(2, 7)
 STARTS, ITERATIONS = 10, 100
@@ -54,6 +55,16 @@ def write_outputs(frame: pd.DataFrame, artifact: dict, metrics: dict[str, float]
     frame[[*artifact["key"], *artifact["columns"]]].to_parquet(out / artifact["file"], index=False)
     rounded = {name: round(float(value), 6) for name, value in metrics.items()}
     (out / "answer.json").write_text(json.dumps({"metrics": rounded}, indent=2, sort_keys=True))
+
+
+def with_lags(series: pd.DataFrame, key: str) -> pd.DataFrame:
+    """The series (sorted by key and date) with each covariate of the previous day beside the day's,
+    as `x<i>_lag1`; null where the previous calendar day is not in the data (a series' first day)."""
+    ordered = series.sort_values([key, "date"], kind="stable").reset_index(drop=True)
+    previous = ordered.groupby(key)[DRIVERS].shift(1)
+    follows = ordered.groupby(key)["date"].diff() == pd.Timedelta(days=1)
+    previous[~follows.to_numpy()] = np.nan
+    return ordered.assign(**{f"{x}_lag1": previous[x] for x in DRIVERS})
 
 
 def zscore(frame: pd.DataFrame) -> pd.DataFrame:

@@ -1,8 +1,10 @@
-"""Annotator reproduction: per-series linear regression of y on the day's covariates.
+"""Annotator reproduction: per-series linear regression of y on the covariates of the day and the day before.
 
 Method (the gold; the prompt leaves the method to the agent):
-1. Per series, ordinary least squares of y on [1, x1..x5] over the days where y is public.
-2. Predict every test day from that day's covariates.
+1. Per series, ordinary least squares of y on [1, x1..x5, and x1..x5 of the previous day] over the
+   days where y is public (a covariate can act with a delay; the series' first day has no previous
+   day and is left out of the fit).
+2. Predict every test day from the covariates of that day and the day before.
 3. Estimate of the metrics: the same fit on the first 70 % of the public days, scored on the rest.
 """
 
@@ -10,12 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from control_annotator import DRIVERS, nse, ols, ols_predict, read_query, rmse, write_outputs
+from control_annotator import LAGGED, nse, ols, ols_predict, read_query, rmse, with_lags, write_outputs
 
 
 def predict(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
-    """OLS of y on the covariates fitted on `train`, applied to `test`."""
-    return ols_predict(ols(train[DRIVERS].to_numpy(), train["y"].to_numpy()), test[DRIVERS].to_numpy())
+    """OLS of y on the lagged design fitted on `train`, applied to `test`."""
+    train = train.dropna(subset=LAGGED)
+    return ols_predict(ols(train[LAGGED].to_numpy(), train["y"].to_numpy()), test[LAGGED].to_numpy())
 
 
 def main() -> None:
@@ -23,7 +26,7 @@ def main() -> None:
     key = scope["entity_key"]
     first = pd.Timestamp(artifact["rows"]["from"])
     rows, checks = [], []
-    for entity, group in series.groupby(key, sort=True):
+    for entity, group in with_lags(series, key).groupby(key, sort=True):
         public, test = group[group["date"] < first].dropna(subset=["y"]), group[group["date"] >= first]
         rows.append(pd.DataFrame({key: entity, "date": test["date"], "y_pred": predict(public, test)}))
         cut = int(0.7 * len(public))

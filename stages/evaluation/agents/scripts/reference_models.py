@@ -276,8 +276,10 @@ def mds(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd
 
 
 def _coordinates(entities: pd.DataFrame, key: str) -> pd.DataFrame:
-    lat = next(c for c in LATITUDES if c in entities.columns)
-    lon = next(c for c in LONGITUDES if c in entities.columns)
+    lat = next((c for c in LATITUDES if c in entities.columns), None)
+    lon = next((c for c in LONGITUDES if c in entities.columns), None)
+    if lat is None or lon is None:
+        raise ValueError(f"the entities table has no latitude/longitude columns ({LATITUDES}, {LONGITUDES})")
     return entities.set_index(key)[[lat, lon]].astype(float).set_axis(["lat", "lon"], axis=1)
 
 
@@ -336,3 +338,4 @@ MODELS = {
     "region_partition": region_partition,
     "mean_flow_split": mean_flow_split,
 }
+PARTITIONS = ("region_partition", "mean_flow_split")  # models that hand in labels, not values
