@@ -30,13 +30,15 @@ def extract(catalog_task: CatalogTask):
 
 
 @task(name="align", task_run_name="align {catalog_task.spec.id}", cache_policy=NO_CACHE)
-def align(catalog_task: CatalogTask, tables, key: str, queries: list):
+def align(catalog_task: CatalogTask, tables, key: str, queries: list, fresh: bool = True):
     """Stage 2: stage each query's public files (its scope only) and hidden truth.
 
-    Returns the staged queries and the discards of those that could not be staged.
+    `fresh` empties the task's folder first (its first round). Returns the staged queries and the
+    discards of those that could not be staged.
     """
     folder = task_dir(BENCHMARK, catalog_task.spec.id)
-    staging.stage_task(catalog_task, folder)
+    if fresh:
+        staging.stage_task(catalog_task, folder)
     return staging.stage_queries(catalog_task, tables, key, queries, folder)
 
 
@@ -80,6 +82,43 @@ def entity_key(catalog_task: CatalogTask) -> str:
     return read_manifest(REPOSITORIES / catalog_task.spec.data.repository)["entity_key"]
 
 
+def _next_batch(candidates: dict[str, list], verified: dict[str, list], tried: dict[str, int],
+                wanted: int) -> dict[str, list]:
+    """Per task still short of `wanted` verified queries, its next untried candidates (in scope order)."""
+    batch = {}
+    for task_id, pool in candidates.items():
+        need = wanted - len(verified[task_id])
+        if need > 0 and tried[task_id] < len(pool):
+            batch[task_id] = pool[tried[task_id]:tried[task_id] + need]
+            tried[task_id] += len(batch[task_id])
+    return batch
+
+
+def _label_and_verify(queries: list, by_id: dict, keys: dict, settings, limits, hidden, golds: dict,
+                      verified: dict[str, list]) -> list:
+    """Stages 3 and 4 for one round of queries: fills `golds` and `verified`; returns the discards."""
+    discards = []
+    labelled = label.map(queries, [by_id[q.task_id].spec for q in queries], limits=unmapped(limits),
+                         hidden=unmapped(hidden), key=[keys[q.task_id] for q in queries]).result()
+    for query, (gold, discard) in zip(queries, labelled, strict=True):
+        if discard is None:
+            golds[query.query_id] = gold
+        else:
+            discards.append(discard)
+    to_verify = [q for q in queries if q.query_id in golds]
+    checks = verify.map(to_verify, [by_id[q.task_id].spec for q in to_verify],
+                        [golds[q.query_id] for q in to_verify],
+                        limits=unmapped(limits), hidden=unmapped(hidden),
+                        rel_tol=unmapped(settings.verify_rel_tol),
+                        key=[keys[q.task_id] for q in to_verify]).result()
+    for query, discard in zip(to_verify, checks, strict=True):
+        if discard is None:
+            verified[query.task_id].append(query)
+        else:
+            discards.append(discard)
+    return discards
+
+
 @flow(name="construct", flow_run_name="construct {profile} benchmark")
 def build_benchmark(profile: str) -> str:
     """Build processed/benchmark from the catalog at the given profile's scale."""
@@ -95,40 +134,32 @@ def build_benchmark(profile: str) -> str:
         tasks = [t for t in tasks if t.spec.id in settings.tasks]
     by_id = {t.spec.id: t for t in tasks}
     shutil.rmtree(BENCHMARK, ignore_errors=True)
-    drawn, queries, discards, keys = {}, [], [], {}
+    wanted = settings.queries_per_task[profile]
+    candidates, discards, keys = {}, [], {}
     for catalog_task in tasks:
-        task_queries, task_discards = draw(catalog_task, settings.queries_per_task[profile])
-        task_queries, duplicates = drawing.drop_near_duplicates(task_queries,
-                                                                  settings.max_jaccard)
-        keys[catalog_task.spec.id] = entity_key(catalog_task)
-        task_queries, unstaged = align(catalog_task, extract(catalog_task), keys[catalog_task.spec.id],
-                                       task_queries)
-        discards += unstaged
-        drawn[catalog_task.spec.id] = len(task_queries) + len(duplicates) + len(unstaged)
-        queries += task_queries
-        discards += task_discards + duplicates
-    specs = [by_id[q.task_id].spec for q in queries]
-    query_keys = [keys[q.task_id] for q in queries]
-    labelled = label.map(queries, specs, limits=unmapped(limits), hidden=unmapped(hidden),
-                         key=query_keys).result()
-    golds = {}
-    for query, (gold, discard) in zip(queries, labelled, strict=True):
-        if discard is None:
-            golds[query.query_id] = gold
-        else:
-            discards.append(discard)
-    to_verify = [q for q in queries if q.query_id in golds]
-    checks = verify.map(to_verify, [by_id[q.task_id].spec for q in to_verify],
-                        [golds[q.query_id] for q in to_verify],
-                        limits=unmapped(limits), hidden=unmapped(hidden),
-                        rel_tol=unmapped(settings.verify_rel_tol),
-                        key=[keys[q.task_id] for q in to_verify]).result()
+        task_id = catalog_task.spec.id
+        drawn_all, formalize = draw(catalog_task, len(catalog_task.spec.scopes))
+        candidates[task_id], duplicates = drawing.drop_near_duplicates(drawn_all, settings.max_jaccard)
+        discards += formalize + duplicates
+        keys[task_id] = entity_key(catalog_task)
+    # Rounds: each task short of `wanted` verified queries tries its next candidates, until it has
+    # them or its scopes run out (a query discarded at align, label or verify is replaced).
     verified: dict[str, list] = {t: [] for t in by_id}
-    for query, discard in zip(to_verify, checks, strict=True):
-        if discard is None:
-            verified[query.task_id].append(query)
-        else:
-            discards.append(discard)
+    golds, tried, started = {}, dict.fromkeys(by_id, 0), set()
+    while batch := _next_batch(candidates, verified, tried, wanted):
+        queries = []
+        for task_id, take in batch.items():
+            staged, unstaged = align(by_id[task_id], extract(by_id[task_id]), keys[task_id], take,
+                                     fresh=task_id not in started)
+            started.add(task_id)
+            queries += staged
+            discards += unstaged
+        discards += _label_and_verify(queries, by_id, keys, settings, limits, hidden, golds, verified)
+    for task_id, pool in candidates.items():
+        discards += [drawing.Discard(task_id, q.scope, "formalize",
+                                     f"query pool is full ({wanted} queries per task)")
+                     for q in pool[tried[task_id]:]]
+    drawn = {task_id: tried[task_id] for task_id in by_id}
     bench_id, report = finalize_benchmark(BENCHMARK, drawn, verified, golds, discards,
                                           settings.split.for_profile(profile),
                                           data_provenance(settings.domains))
