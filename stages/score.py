@@ -29,6 +29,7 @@ from stages.construction.scopes import parse_scope_block
 from stages.evaluation.harness import benchmark_id, load_split, setup_agent
 from stages.evaluation.journal import Journal, JournalRecord, record_key
 from stages.grading.recompute import recompute
+from stages.grading.references import read_references
 from stages.hashing import write_json
 from stages.layout import BENCHMARK, JUDGEMENTS, METRICS, RUNS, SCORES, journal_path, task_dir
 from stages.params import load_params
@@ -52,8 +53,7 @@ class BuiltTask:
 
     def grading(self, query_id: str) -> Grading:
         """The query's reference values and bootstrap tolerance."""
-        path = self.folder / "private" / query_id / "references.json"
-        references = json.loads(path.read_text()) if path.exists() else {}
+        references = read_references(self.folder / "private" / query_id)
         return Grading(references, self.records[query_id].get("tolerance"))
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from statistics import median
 
 from stages.catalog_summary import built_specs, catalog_summary, scores_by
+from stages.grading.references import read_references
 from stages.hashing import write_json
 from stages.layout import BENCHMARK, METRICS, REPORTS, REPOSITORIES, task_dir
 from stages.params import ValidityParams, load_params
@@ -74,8 +75,7 @@ def gold_spread(benchmark: Path, task_id: str) -> dict:
     for name in golds[0]["metrics"]:
         spread["gold"][name] = _spread([g["metrics"][name] for g in golds])
     for query_id in records:
-        path = private / query_id / "references.json"
-        for model, values in (json.loads(path.read_text()) if path.exists() else {}).items():
+        for model, values in read_references(private / query_id).items():
             for name, value in values.items():
                 if value is not None:
                     spread["references"].setdefault(model, {}).setdefault(name, []).append(value)

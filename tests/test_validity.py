@@ -154,7 +154,8 @@ def test_gold_spread_of_a_hypothesis_task_reports_the_best_constant(tmp_path):
 def test_gold_spread_of_a_metrics_task_includes_the_defined_reference_values(tmp_path):
     records = {"q1": {"gold": {"metrics": {"nse": 0.5}}}, "q2": {"gold": {"metrics": {"nse": 0.7}}}}
     write_task(tmp_path, records, {"q1": {"climatology": {"nse": 0.2}, "region": {"nse": None}},
-                                   "q2": {"climatology": {"nse": 0.4}}})
+                                   "q2": {"climatology": {"nse": 0.4},
+                                          "_not_applicable": {"nearest_entity": "ValueError: no coordinates"}}})
     spread = gold_spread(tmp_path, "t")
     assert spread == {"kind": "metrics", "gold": {"nse": {"n": 2, "min": 0.5, "median": 0.6, "max": 0.7}},
                       "references": {"climatology": {"nse": {"n": 2, "min": 0.2, "median": 0.3, "max": 0.4}}}}

@@ -26,6 +26,7 @@ from stages.construction.drawing import Discard, Query, answers_agree
 from stages.evaluation.agents.program import AgentProgram
 from stages.evaluation.runner import Attempt, run_query
 from stages.grading.recompute import recompute
+from stages.grading.references import read_references
 from stages.sandbox import Limits
 from stages.scoring.outcomes import Execution, Outcome
 from stages.scoring.query import GoldError, Grading, score_query
@@ -142,9 +143,7 @@ def measure(task: TaskSpec, query: Query, task_dir: Path, attempt: Attempt, key:
 
 def query_grading(task_dir: Path, query_id: str, label: Label) -> Grading:
     """The query's build-time measurements as the scorer uses them."""
-    path = task_dir / "private" / query_id / "references.json"
-    references = json.loads(path.read_text()) if path.exists() else {}
-    return Grading(references, label.tolerance)
+    return Grading(read_references(task_dir / "private" / query_id), label.tolerance)
 
 
 def label_query(task: TaskSpec, query: Query, task_dir: Path, limits: Limits, hidden: list[Path],

@@ -10,11 +10,15 @@ the one the reference agents run (`stages/evaluation/agents/scripts/reference_mo
 to the query's public tables and graded against its hidden truth like any artifact.
 
 Only models of the task's kind are graded: partitions (`reference_models.PARTITIONS`) for a task
-whose metrics grade labels, value models otherwise. A named model that cannot be applied to the query stops the query (it is discarded at align); an
-unnamed one that cannot is recorded with every metric undefined, with the reason.
+whose metrics grade labels, value models otherwise. A named model that cannot be applied to the
+query stops the query (it is discarded at align); an unnamed one that cannot is recorded under
+`_not_applicable` with the reason.
 """
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import pandas as pd
 
@@ -52,3 +56,14 @@ def grade_references(task: TaskSpec, tables: dict[str, pd.DataFrame], scope: dic
     if skipped:
         out[NOT_APPLICABLE] = skipped
     return out
+
+
+def read_references(query_dir: Path) -> dict[str, dict[str, float | None]]:
+    """A staged query's graded reference models from its `references.json` (empty without one).
+
+    The record of models that did not apply is left out.
+    """
+    path = query_dir / "references.json"
+    graded = json.loads(path.read_text()) if path.exists() else {}
+    graded.pop(NOT_APPLICABLE, None)
+    return graded

@@ -57,8 +57,10 @@ NO_GRADING = Grading()
 
 
 def beats_references(metric: MetricSpec, value: float, grading: Grading) -> bool:
-    """Whether `value` beats each named reference model by more than the metric's margin, and
-    every other graded reference model of the query at all (a metric with references only)."""
+    """Whether `value` beats every reference model of the query (a metric with references only).
+
+    Each named one by more than the metric's margin; every other graded one at all.
+    """
     if not metric.references:
         return True
     lower = lower_is_better(metric)

@@ -23,7 +23,8 @@ START, END = date(2000, 1, 11), date(2000, 2, 19)  # 40 days; holdout test perio
 BASINS = ("01", "02")
 
 
-VALUE_MODELS = ["_not_applicable", "climatology", "interpolate", "linear_forcing", "linear_trend", "mds", "persistence", "pooled_climatology"]
+VALUE_MODELS = ["_not_applicable", "climatology", "interpolate", "linear_forcing", "linear_trend", "mds",
+                "persistence", "pooled_climatology"]
 
 
 def repository() -> list[Table]:
