@@ -102,6 +102,7 @@ def test_an_llm_run_makes_two_calls_per_query_and_journals_every_query(env, tmp_
     assert 0 < result["flow_s"] < result["process_s"]
 
 
+@pytest.mark.slow  # two Dask clusters and two Prefect flows (~30 s); the runner's Dask path is in the default suite
 @needs_bwrap
 def test_a_dask_scaleout_runs_every_query_once_on_one_then_two_workers(env, tmp_path):
     pytest.importorskip("distributed")
