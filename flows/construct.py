@@ -83,11 +83,11 @@ def entity_key(catalog_task: CatalogTask) -> str:
 
 
 def _next_batch(candidates: dict[str, list], verified: dict[str, list], tried: dict[str, int],
-                wanted: int) -> dict[str, list]:
-    """Per task still short of `wanted` verified queries, its next untried candidates (in scope order)."""
+                wanted: dict[str, int]) -> dict[str, list]:
+    """Per task still short of its `wanted` verified queries, its next untried candidates (in scope order)."""
     batch = {}
     for task_id, pool in candidates.items():
-        need = wanted - len(verified[task_id])
+        need = wanted[task_id] - len(verified[task_id])
         if need > 0 and tried[task_id] < len(pool):
             batch[task_id] = pool[tried[task_id]:tried[task_id] + need]
             tried[task_id] += len(batch[task_id])
@@ -134,7 +134,11 @@ def build_benchmark(profile: str) -> str:
         tasks = [t for t in tasks if t.spec.id in settings.tasks]
     by_id = {t.spec.id: t for t in tasks}
     shutil.rmtree(BENCHMARK, ignore_errors=True)
-    wanted = settings.queries_per_task[profile]
+    # A hypothesis task needs enough queries for the constant-answer gate to be measurable (one
+    # constant always matches 1 of 2 queries, 50 %): at least `hypothesis_min_queries`.
+    wanted = {t.spec.id: max(settings.queries_per_task[profile],
+                             settings.hypothesis_min_queries if t.spec.answer.hypothesis else 0)
+              for t in tasks}
     candidates, discards, keys = {}, [], {}
     for catalog_task in tasks:
         task_id = catalog_task.spec.id
@@ -157,7 +161,7 @@ def build_benchmark(profile: str) -> str:
         discards += _label_and_verify(queries, by_id, keys, settings, limits, hidden, golds, verified)
     for task_id, pool in candidates.items():
         discards += [drawing.Discard(task_id, q.scope, "formalize",
-                                     f"query pool is full ({wanted} queries per task)")
+                                     f"query pool is full ({wanted[task_id]} queries per task)")
                      for q in pool[tried[task_id]:]]
     drawn = {task_id: tried[task_id] for task_id in by_id}
     bench_id, report = finalize_benchmark(BENCHMARK, drawn, verified, golds, discards,

@@ -93,6 +93,7 @@ class ConstructParams(Section):
     domains: list[str]
     tasks: list[str] = []  # build only these task ids (all of the domains' tasks when empty)
     queries_per_task: dict[Profile, int]
+    hypothesis_min_queries: int = Field(3, ge=1)  # so that the constant-answer gate can be measured
     split: SplitParams = SplitParams()
     max_jaccard: float = Field(0.7, gt=0, le=1)  # near-duplicate queries: entity-day Jaccard above
     verify_rel_tol: float = 1e-6
