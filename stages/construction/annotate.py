@@ -29,7 +29,7 @@ from stages.grading.recompute import recompute
 from stages.grading.references import read_references
 from stages.sandbox import Limits
 from stages.scoring.outcomes import Execution, Outcome
-from stages.scoring.query import GoldError, Grading, score_query
+from stages.scoring.query import GoldError, Grading, other_references, score_query
 
 BOOTSTRAP_FILE = "bootstrap.json"
 
@@ -162,10 +162,8 @@ def _missed_targets(task: TaskSpec, label: Label, grading: Grading) -> str:
         value = label.gold["metrics"].get(metric.name)
         refs = ", ".join(f"{name} {grading.references.get(name, {}).get(metric.name)}"
                          for name in metric.references)
-        others = ", ".join(f"{name} {values.get(metric.name)}" for name, values in grading.references.items()
-                           if metric.beat_other_models and name not in metric.references
-                           and isinstance(values, dict)
-                           and isinstance(values.get(metric.name), int | float))
+        others = ", ".join(f"{name} {grading.references[name][metric.name]}"
+                           for name in other_references(metric, grading))
         parts.append(f"{metric.name} {value} (target {metric.target!r}"
                      + (f"; beat {refs} by {metric.margin}" if refs else "")
                      + (f"; and {others}" if refs and others else "") + ")")

@@ -56,6 +56,14 @@ class Grading:
 NO_GRADING = Grading()
 
 
+def other_references(metric: MetricSpec, grading: Grading) -> list[str]:
+    """The graded models a metric must also beat (strictly) besides its named ones."""
+    if not metric.beat_other_models:
+        return []
+    return [name for name, values in grading.references.items()
+            if name not in metric.references and values.get(metric.name) is not None]
+
+
 def beats_references(metric: MetricSpec, value: float, grading: Grading) -> bool:
     """Whether `value` beats every reference model of the query (a metric with references only).
 
@@ -69,9 +77,7 @@ def beats_references(metric: MetricSpec, value: float, grading: Grading) -> bool
     if not defined:
         raise GoldError(f"metric {metric.name}: none of its reference models {metric.references} "
                         "has a value on this query")
-    others = [name for name, values in grading.references.items()
-              if metric.beat_other_models and name not in metric.references and isinstance(values, dict)
-              and isinstance(values.get(metric.name), int | float)]
+    others = other_references(metric, grading)
     for name in defined + others:
         reference = grading.references[name][metric.name]
         margin = 0.0

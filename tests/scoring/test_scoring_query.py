@@ -186,8 +186,7 @@ def test_every_defined_reference_must_be_beaten_and_undefined_ones_are_skipped()
 )
 def test_every_other_graded_reference_must_be_beaten_too(value, beats):
     grading = Grading({"climatology": {"nse": 0.5}, "linear_forcing": {"nse": 0.8},
-                       "persistence": {"nse": None},  # undefined: skipped
-                       "_not_applicable": {"mds": "ValueError: no time of day"}})
+                       "persistence": {"nse": None}})  # undefined: skipped
     assert beats_references(NSE_VS_CLIM, value, grading) is beats
 
 
