@@ -5,12 +5,15 @@ Both the annotator scripts (construction) and the agents (evaluation) go through
 
 from __future__ import annotations
 
+import time
+import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from stages.evaluation.agents.program import AgentProgram
 from stages.params import SandboxLimits
-from stages.sandbox import Collected, Limits, run_sandboxed
+from stages.sandbox import Collected, Limits, RunResult, harvest_work, run_sandboxed
 from stages.workspace import (
     ANSWER_FILE,
     MAX_ANSWER_BYTES,
@@ -85,19 +88,23 @@ def run_query(
     bootstrap) are taken as untrusted input, each up to `MAX_ARTIFACT_BYTES`.
     """
     workspace = make_workspace(prompt, public_dir)
+    collect_bytes = MAX_ARTIFACT_BYTES if collect else MAX_ANSWER_BYTES
     try:
-        result = run_sandboxed(
-            workspace,
-            program.argv,
-            limits=limits,
-            agent_dir=program.agent_dir,
-            hidden=hidden,
-            extra_env=program.env,
-            collect_files=(ANSWER_FILE, *collect),
-            collect_bytes=MAX_ARTIFACT_BYTES if collect else MAX_ANSWER_BYTES,
-            unsafe_no_sandbox=unsafe_no_sandbox,
-            extra_ro_binds=program.ro_binds,
-        )
+        if program.in_process is not None:
+            result = run_in_process(program.in_process, workspace, (ANSWER_FILE, *collect), collect_bytes)
+        else:
+            result = run_sandboxed(
+                workspace,
+                program.argv,
+                limits=limits,
+                agent_dir=program.agent_dir,
+                hidden=hidden,
+                extra_env=program.env,
+                collect_files=(ANSWER_FILE, *collect),
+                collect_bytes=collect_bytes,
+                unsafe_no_sandbox=unsafe_no_sandbox,
+                extra_ro_binds=program.ro_binds,
+            )
     finally:
         remove_workspace(workspace)
     answer, problem = answer_of(result.files.get(ANSWER_FILE))
@@ -113,3 +120,19 @@ def run_query(
         answer_problem=problem,
         files={name: result.files[name] for name in collect if name in result.files},
     )
+
+
+def run_in_process(function: Callable[[Path], None], workspace: Path, names: tuple[str, ...],
+                   cap: int) -> RunResult:
+    """Call the benchmark's own `function` on the workspace; its files are taken as from a sandbox.
+
+    An exception is the program's failure: exit code 1 with the traceback as stderr.
+    """
+    started = time.monotonic()
+    try:
+        function(workspace)
+        exit_code, stderr = 0, ""
+    except Exception:  # noqa: BLE001 - a failing reference model fails its query, not the run
+        exit_code, stderr = 1, traceback.format_exc()
+    return RunResult(exit_code, False, time.monotonic() - started, "", stderr[-LOG_TAIL:], None,
+                     files=harvest_work(str(workspace / "work"), names, cap), isolation="in process")

@@ -171,7 +171,7 @@ def _run_in_bwrap(workspace, argv, limits, agent_dir, hidden, extra_env, names, 
 
     def harvest(state: process.Watch) -> None:
         root = f"/proc/{state.sandbox_pid}/root"
-        files.update(_harvest(f"{root}{WORKSPACE}/work", names, cap))
+        files.update(harvest_work(f"{root}{WORKSPACE}/work", names, cap))
         full.extend(_full_tmpfs(root))
 
     def force(state: process.Watch) -> None:
@@ -222,7 +222,8 @@ def _result(state, returncode, elapsed, files, hits, isolation) -> RunResult:
                      infra_error, tuple(dict.fromkeys(limits_hit)), files, isolation)
 
 
-def _harvest(work: str, names: Sequence[str], cap: int) -> dict[str, Collected]:
+def harvest_work(work: str, names: Sequence[str], cap: int) -> dict[str, Collected]:
+    """Take the named files of `work/` as untrusted input, each up to `cap` bytes."""
     try:
         work_fd = os.open(work, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as error:

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from pathlib import Path
 
@@ -49,14 +50,21 @@ def fabricate(options: dict, query: QueryContext) -> AgentProgram:
 
 
 def reference(options: dict, query: QueryContext) -> AgentProgram:
-    """Run one reference model (option `baseline`) on the query's public data."""
-    from stages.evaluation.agents.scripts.reference_models import MODELS  # numpy/pandas only when used
+    """Run one reference model (option `baseline`) on the query's public data.
+
+    The model is the benchmark's own code, so it runs in the harness process on the query's
+    workspace (the same files and function as in the sandbox, without its start-up); with
+    `sandbox: true` it runs in the sandbox like any agent.
+    """
+    from stages.evaluation.agents.scripts import reference_models  # numpy/pandas only when used
 
     model = options.get("baseline")
-    if model not in MODELS:
-        raise KeyError(f"reference agent: unknown model {model!r}; known: {sorted(MODELS)}")
+    if model not in reference_models.MODELS:
+        raise KeyError(f"reference agent: unknown model {model!r}; known: {sorted(reference_models.MODELS)}")
+    in_process = None if options.get("sandbox", False) else functools.partial(reference_models.hand_in, model)
     return AgentProgram(
-        argv=[sys.executable, "/agent/reference.py", model, "/workspace"], agent_dir=SCRIPTS
+        argv=[sys.executable, "/agent/reference.py", model, "/workspace"], agent_dir=SCRIPTS,
+        in_process=in_process,
     )
 
 

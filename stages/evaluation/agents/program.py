@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,13 +53,20 @@ class AgentService(Protocol):
 
 @dataclass(frozen=True)
 class AgentProgram:
-    """A command run with cwd `/workspace`; `agent_dir` is mounted read-only at `/agent`."""
+    """A command run with cwd `/workspace`; `agent_dir` is mounted read-only at `/agent`.
+
+    `in_process` is for the benchmark's own code only (the reference models): a function called
+    on the workspace in the harness process instead of `argv` in a sandbox, which saves the
+    sandbox and interpreter start (most of a reference model's run). Never set it for code that
+    is not part of the benchmark.
+    """
 
     argv: list[str]
     agent_dir: Path | None = None
     env: dict[str, str] = field(default_factory=dict)
     ro_binds: dict[Path, str] = field(default_factory=dict)  # more host folders, read-only
     service: AgentService | None = None
+    in_process: Callable[[Path], None] | None = None
 
 
 def directory_hash(folder: Path | None) -> str | None:

@@ -6,6 +6,7 @@ task and what it hands in is graded as the harness does: it must beat the refere
 
 from __future__ import annotations
 
+import io
 import json
 from datetime import date
 from pathlib import Path
@@ -25,6 +26,7 @@ from stages.construction.prompts import render_prompt
 from stages.construction.scopes import resolve_scope
 from stages.construction.staging import stage_query, stage_task
 from stages.evaluation.agents import AGENTS, QueryContext
+from stages.evaluation.agents.program import AgentProgram
 from stages.evaluation.runner import run_query
 from stages.grading.recompute import recompute
 from stages.hashing import content_hash
@@ -103,3 +105,45 @@ def test_in_the_sandbox_the_heuristic_beats_every_reference_agent(camels_tasks, 
         best_reference = max([v for a, v in by_agent.items() if a != "heuristic"], default=0.0)
         assert by_agent["heuristic"] >= 0.5 > best_reference, (task_id, scores)
     assert np.mean([by_agent["heuristic"] for by_agent in scores.values()]) >= 0.8, scores
+
+
+@pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not installed: the sandbox cannot run")
+def test_a_reference_model_hands_in_the_same_artifact_in_process_as_in_the_sandbox(camels_tasks, tiny_benchmark):
+    """The reference agents run in the harness process by default; `sandbox: true` runs the same
+    function in the sandbox. Both must hand in the same answer and the same artifact rows."""
+    compared = 0
+    for task_id, (query, public, private) in tiny_benchmark.items():
+        task = camels_tasks[task_id]
+        if task.spec.artifact is None:
+            continue
+        artifact = task.spec.artifact.file
+        for model in task.spec.reference_models:
+            attempts = {}
+            for sandbox in (True, False):
+                program = AGENTS["reference"]({"baseline": model, "sandbox": sandbox},
+                                              QueryContext(query.query_id, task_id, private))
+                assert (program.in_process is None) == sandbox
+                attempts[sandbox] = run_query(query.prompt, public, program,
+                                              Limits(wall_seconds=120, cpu_seconds=120), hidden=[],
+                                              collect=(artifact,))
+            sandboxed, in_process = attempts[True], attempts[False]
+            assert (sandboxed.exit_code, in_process.exit_code) == (0, 0), (task_id, model, in_process.stderr)
+            assert in_process.answer_text == sandboxed.answer_text == '{"metrics": {}}'
+            frames = [pd.read_parquet(io.BytesIO(run.files[artifact].data)) for run in (sandboxed, in_process)]
+            pd.testing.assert_frame_equal(*frames)
+            compared += 1
+    assert compared >= 4
+
+
+def test_a_failing_in_process_reference_model_fails_its_query_with_the_traceback(tmp_path):
+    def broken(workspace: Path) -> None:
+        (workspace / "work" / "answer.json").write_text("{}")
+        raise ValueError("no forcing columns")
+
+    public = tmp_path / "public"
+    public.mkdir()
+    attempt = run_query("prompt", public, AgentProgram(argv=["unused"], in_process=broken),
+                        Limits(wall_seconds=5), hidden=[])
+    assert attempt.exit_code == 1
+    assert "ValueError: no forcing columns" in attempt.stderr
+    assert attempt.answer_text == "{}"  # what it wrote before failing is taken, as from a sandbox

@@ -339,3 +339,25 @@ MODELS = {
     "mean_flow_split": mean_flow_split,
 }
 PARTITIONS = ("region_partition", "mean_flow_split")  # models that hand in labels, not values
+VALUE_ROWS = ("holdout", "hidden_gaps", "held_out_entities")  # artifact rows a value model fills
+
+
+def hand_in(model: str, workspace: Path) -> None:
+    """Write `model`'s artifact and an `answer.json` without reported metrics into `workspace/work`.
+
+    On a task without an artifact, or whose artifact rows the model cannot fill (labels for a value
+    model, values for a partition), it writes nothing.
+    """
+    prompt = (workspace / "prompt.md").read_text()
+    try:
+        artifact = read_block(prompt, "Artifact")
+    except ValueError:
+        return
+    wanted = ("entities",) if model in PARTITIONS else VALUE_ROWS
+    if artifact["rows"]["kind"] not in wanted:
+        return
+    scope = read_block(prompt, "Scope")
+    tables = load_scoped(workspace / "data", scope)
+    frame = MODELS[model](tables, scope, artifact, required_rows(tables, scope, artifact))
+    frame.to_parquet(workspace / "work" / artifact["file"], index=False)
+    (workspace / "work" / "answer.json").write_text(json.dumps({"metrics": {}}))
