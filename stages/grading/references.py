@@ -13,10 +13,16 @@ Only models of the task's kind are graded: partitions (`reference_models.PARTITI
 whose metrics grade labels, value models otherwise. A named model that cannot be applied to the
 query stops the query (it is discarded at align); an unnamed one that cannot is recorded under
 `_not_applicable` with the reason.
+
+Averaging two cheap answers is itself a cheap answer (it often beats both: their errors partly
+cancel). So for value tasks the mean of every pair of applicable value models is graded too, as an
+unnamed reference named `<a>+<b>`: a metric must beat those as well, and a gold that does not is
+discarded at verify.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -42,7 +48,7 @@ def grade_references(task: TaskSpec, tables: dict[str, pd.DataFrame], scope: dic
     """Reference model -> its recomputed metrics on this query (named models first)."""
     scoped = reference_models.load_tables(tables, scope)
     others = [name for name in _same_kind(task) if name not in task.reference_models]
-    out, skipped = {}, {}
+    out, skipped, frames = {}, {}, {}
     for name in [*task.reference_models, *others]:
         try:
             frame = reference_models.MODELS[name](scoped, scope, artifact_block, required)
@@ -52,9 +58,28 @@ def grade_references(task: TaskSpec, tables: dict[str, pd.DataFrame], scope: dic
                 raise
             skipped[name] = f"{type(error).__name__}: {error}"
             continue
-        out[name] = values
+        out[name], frames[name] = values, frame
+    if not any(name in reference_models.PARTITIONS for name in frames):
+        for name, frame in blends(frames, list(artifact_block["columns"])).items():
+            out[name] = grade_artifact(task, frame, truth, scope["entity_key"]).values
     if skipped:
         out[NOT_APPLICABLE] = skipped
+    return out
+
+
+def blends(frames: dict[str, pd.DataFrame], columns: list[str]) -> dict[str, pd.DataFrame]:
+    """`<a>+<b>` -> the mean of two models' predictions, for every pair (in `MODELS` order).
+
+    Every model fills the same owed rows in the same order, so the value columns average row by row.
+    """
+    names = [name for name in reference_models.MODELS if name in frames]
+    out = {}
+    for first, second in itertools.combinations(names, 2):
+        mean = frames[first].copy()
+        for column in columns:
+            mean[column] = (frames[first][column].to_numpy(dtype=float)
+                            + frames[second][column].to_numpy(dtype=float)) / 2
+        out[f"{first}+{second}"] = mean
     return out
 
 

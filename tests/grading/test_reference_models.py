@@ -172,9 +172,14 @@ def test_reference_models_are_graded_against_the_truth_like_any_artifact():
     block = {"columns": {"qsim_mm_d": "float"}, "rows": {"kind": "hidden_gaps", "column": TARGET}}
     values = grade_references(task, withheld.tables, scope(["01"], START, END), block, withheld.required,
                               withheld.truth)
-    # The named models first, then every other value model; partitions are not graded on values.
-    assert list(values) == ["interpolate", "climatology", "pooled_climatology", "linear_forcing",
-                            "persistence", "linear_trend", "mds", "_not_applicable"]
+    # The named models first, then every other value model (partitions are not graded on values),
+    # then the mean of every pair of them in `MODELS` order.
+    singles = ["interpolate", "climatology", "pooled_climatology", "linear_forcing", "persistence",
+               "linear_trend", "mds"]
+    ordered = [m for m in models.MODELS if m in singles]
+    pairs = [f"{a}+{b}" for i, a in enumerate(ordered) for b in ordered[i + 1:]]
+    assert list(values) == [*singles, *pairs, "_not_applicable"]
+    assert len(pairs) == 21
     assert values["interpolate"]["rmse"] == pytest.approx(0.0, abs=1e-12)
     assert values["climatology"]["rmse"] > 1.0
     assert values["linear_trend"]["rmse"] == pytest.approx(0.0, abs=1e-9)  # a ramp is a trend too
@@ -199,3 +204,30 @@ def test_a_partition_task_grades_the_partition_models_only():
     task = graded_task([metric("silhouette", "silhouette", "cluster")], artifact=CLUSTERS,
                        truth=TruthSpec(kind="signatures", column=TARGET), reference_models=("mean_flow_split",))
     assert references._same_kind(task) == ["region_partition", "mean_flow_split"]
+
+
+def test_the_mean_of_two_reference_models_is_graded_and_can_beat_both():
+    # Two models whose errors are opposite: each is 1 off on every day, their mean is exact.
+    truth = pd.DataFrame({"gauge_id": "01", "date": days(START, 4), TARGET: [0.0, 0.0, 0.0, 0.0]})
+    first = truth[["gauge_id", "date"]].assign(qsim_mm_d=[1.0, -1.0, 1.0, -1.0])
+    second = truth[["gauge_id", "date"]].assign(qsim_mm_d=[-1.0, 1.0, -1.0, 1.0])
+    third = truth[["gauge_id", "date"]].assign(qsim_mm_d=[2.0, 2.0, 2.0, 2.0])
+    out = references.blends({"mds": third, "climatology": first, "persistence": second}, ["qsim_mm_d"])
+    assert list(out) == ["climatology+persistence", "climatology+mds", "persistence+mds"]
+    assert out["climatology+persistence"]["qsim_mm_d"].tolist() == [0.0, 0.0, 0.0, 0.0]
+    assert out["climatology+mds"]["qsim_mm_d"].tolist() == [1.5, 0.5, 1.5, 0.5]
+    pd.testing.assert_frame_equal(out["persistence+mds"][["gauge_id", "date"]], truth[["gauge_id", "date"]])
+    assert first["qsim_mm_d"].tolist() == [1.0, -1.0, 1.0, -1.0]  # the inputs are left alone
+
+
+def test_a_partition_task_grades_no_blends():
+    truth = TruthSpec(kind="signatures", column=TARGET)
+    task = graded_task([metric("silhouette", "silhouette", "cluster")], artifact=CLUSTERS, truth=truth,
+                       reference_models=("mean_flow_split",))
+    series = public_series()
+    in_scope = series[series["gauge_id"].isin(["01", "02"])].reset_index(drop=True)
+    withheld = withhold(truth, {"timeseries": in_scope}, "gauge_id", START, END, "query-1")
+    entities = pd.DataFrame({"gauge_id": ["01", "02"], "huc_02": ["01", "02"]})
+    values = grade_references(task, {**withheld.tables, "entities": entities}, scope(["01", "02"], START, END),
+                              LABEL_ARTIFACT, withheld.required, withheld.truth)
+    assert not [name for name in values if "+" in name]
