@@ -88,6 +88,7 @@ def sandboxed_score(agent: str, task, query: Query, public: Path, private: Path,
     return score_query(task.spec.answer, execution, gold, Grading(references)).pass_rate
 
 
+@pytest.mark.slow  # ~40 s; the end-to-end test's validity gates check the same on the same five tasks
 @pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not installed: the sandbox cannot run")
 def test_in_the_sandbox_the_heuristic_beats_every_reference_agent(camels_tasks, tiny_benchmark, tmp_path):
     scores: dict[str, dict[str, float]] = {}
