@@ -93,8 +93,9 @@ class MetricSpec(Strict):
     and every other standard model the build graded on the query at all (`beat_other_models`);
     a value equal to a reference's never passes, whatever the margin. `beat_other_models: false`
     is for a metric that grades a standard model the task itself asks for (the linear model of a
-    model comparison): no other model is compared there, and the task's other metrics must keep
-    that model's agent from passing.
+    model comparison), or a pooled signed error (a total volume error) where one of the many
+    graded blends is unbiased by chance: no other model is compared there, and the task's other
+    metrics must keep a cheap answer from passing.
     """
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
