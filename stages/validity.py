@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from statistics import median
 
@@ -163,13 +164,26 @@ def provenance(domains: list[str]) -> dict:
     return out
 
 
+def empty_task_failures(verification: dict) -> list[str]:
+    """A task of the build that kept no query fails: it would otherwise vanish from the report."""
+    failures = []
+    for task_id, entry in sorted(verification["tasks"].items()):
+        if task_id in verification["tasks_kept"]:
+            continue
+        stages = Counter(d["stage"] for d in entry["discarded"] if not d["reason"].startswith("query pool is full"))
+        failures.append(f"{task_id}: no query was verified ({entry['queries_drawn']} tried; discarded at "
+                        + ", ".join(f"{stage} {n}" for stage, n in sorted(stages.items()))
+                        + "; reasons in processed/benchmark/verification.json)")
+    return failures
+
+
 def validity_report(benchmark: Path, metrics_dir: Path, settings: ValidityParams,
                     domains: list[str]) -> dict:
     """The whole report: per task scores, gold spread, honesty, overlap; overall; failures."""
     agents = [settings.oracle, *settings.candidates, *settings.floors, *settings.references]
     by_agent = {agent: task_scores(metrics_dir, agent) for agent in agents}
     verification = json.loads((benchmark / "verification.json").read_text())
-    tasks, failures = {}, []
+    tasks, failures = {}, empty_task_failures(verification)
     for task_id in sorted(verification["tasks_kept"]):
         scores = {a: by_agent[a].get(task_id, {}).get("score") for a in agents}
         spread = gold_spread(benchmark, task_id)

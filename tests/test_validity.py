@@ -12,6 +12,7 @@ from stages.validity import (
     best_constant_share,
     best_reference,
     candidate_task_failures,
+    empty_task_failures,
     gate_failures,
     gold_spread,
     overall_failures,
@@ -218,7 +219,8 @@ def _benchmark(root):
     _write(benchmark / "verification.json", {
         "tasks_kept": ["t-hyp", "t-met"],
         "tasks": {"t-hyp": {"split_overlap": overlap}, "t-met": {"split_overlap": None},
-                  "t-dropped": {"split_overlap": None}}})
+                  "t-dropped": {"split_overlap": None, "queries_drawn": 1,
+                                "discarded": [{"stage": "verify", "reason": "gold misses ..."}]}}})
     _write(benchmark / "tasks/t-hyp/private/queries.json", {
         "q1": {"gold": {"answer": -0.5}, "tolerance": 0.01},
         "q2": {"gold": {"answer": -0.2}, "tolerance": 0.01},
@@ -268,6 +270,8 @@ def test_the_report_gates_every_kept_task_and_summarises_per_agent(tmp_path, mon
     assert report["tasks"]["t-hyp"]["gold_spread"]["best_constant_share"] == round(2 / 3, 6)
     assert report["overall"] == {"oracle": 100.0, "fabricate": 0.0, "nodata": 1.0, "climatology": 25.0}
     assert report["failures"] == [
+        "t-dropped: no query was verified (1 tried; discarded at verify 1; reasons in "
+        "processed/benchmark/verification.json)",
         "t-hyp: golds are near-constant: the answer -0.495 matches 67% of queries, the gate allows 33%",
         "t-met: reference agent climatology scores 50.0, the gate allows <= 40.0",
     ]
@@ -283,7 +287,7 @@ def test_the_report_gates_every_kept_task_and_summarises_per_agent(tmp_path, mon
     assert catalog["tasks_by_category_domain"]["forecasting"] == {"camels": 1}
     assert len(catalog["categories_below_four_tasks"]) == 16
     assert summary_metrics(report) == {
-        "passed": False, "failures": 2,
+        "passed": False, "failures": 3,
         "overall": {"oracle": 100.0, "fabricate": 0.0, "nodata": 1.0, "climatology": 25.0},
         "honesty_rate": {"oracle": 1.0, "fabricate": 0.0, "nodata": 0.0, "climatology": 0.0}}
 
@@ -317,3 +321,16 @@ def test_a_missing_agent_score_file_names_the_stage_to_run(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     with pytest.raises(FileNotFoundError, match=r"nodata.tasks.json: run score@nodata first"):
         validity_report(benchmark, metrics, SETTINGS, ["camels"])
+
+
+def test_a_task_that_kept_no_query_fails_with_its_discards_by_stage():
+    verification = {"tasks_kept": ["kept"], "tasks": {
+        "kept": {"queries_drawn": 2, "discarded": []},
+        "empty": {"queries_drawn": 3, "discarded": [
+            {"stage": "verify", "reason": "gold misses the task's own targets: ..."},
+            {"stage": "verify", "reason": "re-run does not reproduce the gold"},
+            {"stage": "align", "reason": "no observed target"},
+            {"stage": "formalize", "reason": "query pool is full (1 queries per task)"}]}}}
+    assert empty_task_failures(verification) == [
+        "empty: no query was verified (3 tried; discarded at align 1, verify 2; reasons in "
+        "processed/benchmark/verification.json)"]

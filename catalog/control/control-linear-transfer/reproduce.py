@@ -14,7 +14,18 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from control_annotator import ATTRIBUTES, DRIVERS, LAGGED, nse, ols, ols_predict, read_query, rmse, with_lags, write_outputs
+from control_annotator import (
+    ATTRIBUTES,
+    DRIVERS,
+    LAGGED,
+    nse,
+    ols,
+    ols_predict,
+    read_query,
+    rmse,
+    with_lags,
+    write_outputs,
+)
 
 INPUTS, SAME_DAY = [*LAGGED, *ATTRIBUTES], [*DRIVERS, *ATTRIBUTES]
 

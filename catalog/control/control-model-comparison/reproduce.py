@@ -1,4 +1,5 @@
-"""Annotator reproduction: per-series linear regression and random forest on the covariates of the day and the day before.
+"""Annotator reproduction: per-series linear regression and random forest on the day's and the
+previous day's covariates.
 
 Method (the gold; the prompt leaves the method to the agent):
 1. Per series, ordinary least squares of y on [1, x1..x5, x1..x5 of the previous day] and a random
