@@ -151,13 +151,13 @@ def build_benchmark(profile: str) -> str:
     verified: dict[str, list] = {t: [] for t in by_id}
     golds, tried, started = {}, dict.fromkeys(by_id, 0), set()
     while batch := _next_batch(candidates, verified, tried, wanted):
-        queries = []
-        for task_id, take in batch.items():
-            staged, unstaged = align(by_id[task_id], extract(by_id[task_id]), keys[task_id], take,
-                                     fresh=task_id not in started)
-            started.add(task_id)
-            queries += staged
-            discards += unstaged
+        ids = list(batch)
+        extracted = extract.map([by_id[t] for t in ids])
+        aligned = align.map([by_id[t] for t in ids], extracted, [keys[t] for t in ids],
+                            [batch[t] for t in ids], fresh=[t not in started for t in ids]).result()
+        started.update(ids)
+        queries = [query for staged, _ in aligned for query in staged]
+        discards += [discard for _, unstaged in aligned for discard in unstaged]
         discards += _label_and_verify(queries, by_id, keys, settings, limits, hidden, golds, verified)
     for task_id, pool in candidates.items():
         discards += [drawing.Discard(task_id, q.scope, "formalize",
