@@ -51,9 +51,14 @@ chromium:
 install: $(VENV)/.installed bubblewrap
 
 # Ends with an 80-column summary: score [CI], outcomes and validity gates per agent (the full numbers:
-# dvc metrics show; the report: processed/reports/index.html).
+# dvc metrics show; the report: processed/reports/index.html). Starts `make ui` first when no Prefect
+# server is up (it stays up: the runs remain viewable; `make ui-stop`), so the 16 flows report to
+# one server instead of each starting a temporary one (~7-17 s each); without it, they still run.
 run: install
-	dvc repro
+	@$(MAKE) --no-print-directory ui || echo "make run: no Prefect server; each flow starts a temporary one"
+	@if curl -sf -m 2 http://127.0.0.1:$(UI_PORT)/api/health >/dev/null 2>&1; then \
+		export PREFECT_API_URL=http://127.0.0.1:$(UI_PORT)/api; fi; \
+	echo "dvc repro (flow runs: $${PREFECT_API_URL:-temporary Prefect servers})"; dvc repro
 	python -m stages.report --summary
 
 # As root, the sandbox and attack tests run a second time with the harness as an ordinary user.
