@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from stages.sandbox import Collected, Limits, RunResult, _harvest, _result, command, process
+from stages.sandbox import Collected, Limits, RunResult, _result, command, harvest_work, process
 from stages.sandbox.filesystem import python_runtime_paths
 
 
@@ -53,7 +53,7 @@ def run_unsandboxed(
             stop=lambda s: process.kill_group(proc), force=lambda s: process.kill_group(proc))
     finally:
         os.close(report_r)
-    files: dict[str, Collected] = _harvest(str(workspace / "work"), names, cap)
+    files: dict[str, Collected] = harvest_work(str(workspace / "work"), names, cap)
     return _result(state, proc.returncode, time.monotonic() - start, files, [],
                    "none: --unsafe-no-sandbox")
 

@@ -1,6 +1,6 @@
 """Specification of stages/sandbox/__init__.py: how one run is put together and reported.
 
-The pure parts (`_result`, `_harvest`, `_full_tmpfs`, the dispatch of `run_sandboxed`) are tested
+The pure parts (`_result`, `harvest_work`, `_full_tmpfs`, the dispatch of `run_sandboxed`) are tested
 directly; the assembly of a bwrap run is tested by short runs that print what they see inside
 (identity, limits, environment, tmpfs sizes) and by one run per way a run ends. Each run takes a
 fraction of a second; the slower contract tests are in test_run.py.
@@ -35,10 +35,10 @@ from stages.sandbox import (
     SandboxUnavailable,
     _close,
     _full_tmpfs,
-    _harvest,
     _memfd,
     _result,
     cgroups,
+    harvest_work,
     run_sandboxed,
 )
 from stages.sandbox.command import environment
@@ -116,14 +116,14 @@ def test_the_output_is_the_decoded_tail() -> None:
     assert (result.stdout, result.stderr) == ("a" * 19_999 + "\ufffd", "é")
 
 
-# --- _harvest, _full_tmpfs, _memfd, _close ---
+# --- harvest_work, _full_tmpfs, _memfd, _close ---
 
 
 def test_harvest_collects_each_name_from_work(tmp_path: Path) -> None:
     (tmp_path / "answer.json").write_bytes(b"{}")
     (tmp_path / "big").write_bytes(b"12345")
     before = open_fds()
-    assert _harvest(str(tmp_path), ["answer.json", "big", "absent"], 4) == {
+    assert harvest_work(str(tmp_path), ["answer.json", "big", "absent"], 4) == {
         "answer.json": Collected(b"{}", None), "big": Collected(None, "big is larger than 4 bytes"),
         "absent": MISSING}
     assert open_fds() == before
@@ -131,10 +131,11 @@ def test_harvest_collects_each_name_from_work(tmp_path: Path) -> None:
 
 def test_harvest_of_an_unreadable_work_names_the_problem_for_each_file(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
-    assert _harvest(str(tmp_path / "gone"), ["a", "b"], 10) == {
+    assert harvest_work(str(tmp_path / "gone"), ["a", "b"], 10) == {
         "a": Collected(None, "work/ unreadable: No such file or directory"),
         "b": Collected(None, "work/ unreadable: No such file or directory")}
-    assert _harvest(str(tmp_path / "file"), ["a"], 10) == {"a": Collected(None, "work/ unreadable: Not a directory")}
+    assert harvest_work(str(tmp_path / "file"), ["a"], 10) == {
+        "a": Collected(None, "work/ unreadable: Not a directory")}
 
 
 def test_full_tmpfs_are_those_with_less_than_64_kib_free(monkeypatch: MonkeyPatch) -> None:
