@@ -54,6 +54,9 @@ def fmt_ratio(value: float | None) -> str:
 
 
 def ci_label(intervals: list[Interval | None]) -> str:
-    """`95 % CI` when the known intervals share one level, else `CI`."""
-    levels = {interval.level for interval in intervals if interval is not None and interval.level is not None}
+    """`95 % CI` when the known intervals share one level, `no CI` when none is known, else `CI`."""
+    known = [interval for interval in intervals if interval is not None]
+    levels = {interval.level for interval in known if interval.level is not None}
+    if not known:
+        return "no CI"
     return f"{100 * levels.pop():g} % CI" if len(levels) == 1 else "CI"

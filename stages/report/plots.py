@@ -52,8 +52,9 @@ def plot_scores(metrics: dict[str, AgentMetrics], plots_dir: Path) -> Plot:
         ax.set_title(title)
         size = save(fig, plots_dir, "scores")
     unscored = [a for a in metrics if metrics[a].score is None]
-    return Plot("scores", title, "Longer bars score higher; the whiskers are the score's interval over "
-                "tasks, so agents whose whiskers overlap are not clearly apart."
+    return Plot("scores", title, "Longer bars score higher; the whiskers are the score's bootstrap "
+                "interval over each task's queries, so agents whose whiskers overlap are not clearly "
+                "apart (none is drawn when a task has a single query, as on the default profile)."
                 + _not_drawn(sorted(unscored), "no scored task"), size)
 
 

@@ -10,6 +10,11 @@ Two agents evaluated on the same queries are compared with a *paired* bootstrap:
 indices per task serves both, so the interval of the difference reflects the queries' shared
 difficulty instead of adding up two independent spreads.
 
+A task with a single scored query has no spread to resample, so an interval over it is not
+defined (None, shown as "-"): a point [x, x] would claim a certainty the data do not give. The
+`default` profile evaluates one test query per task, so its scores carry no interval; `tiny` and
+`full` keep at least 3 test queries per task.
+
 Every draw comes from a generator seeded with `seed`, in sorted task order: the same inputs give
 the same interval.
 """
@@ -22,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 DIGITS = 6
+MIN_QUERIES = 2  # a task's queries are the sample; one query has no spread
 
 
 @dataclass(frozen=True)
@@ -39,16 +45,21 @@ class Interval:
                 "level": self.level, "resamples": self.resamples}
 
 
-def task_resamples(per_task: Mapping[str, np.ndarray], resamples: int, seed: int) -> dict[str, np.ndarray]:
+def task_resamples(per_task: Mapping[str, np.ndarray], resamples: int,
+                   seed: int) -> dict[str, np.ndarray | None]:
     """Task id -> `resamples` bootstrap means of its per-query values, on the 0-100 scale.
 
-    Tasks with no scored query are left out (they have no score to resample).
+    Tasks with no scored query are left out (they have no score to resample); a task with one
+    query maps to None (nothing to resample: an interval over it is undefined).
     """
     rng = np.random.default_rng(seed)
-    means = {}
+    means: dict[str, np.ndarray | None] = {}
     for task_id in sorted(per_task):
         values = np.asarray(per_task[task_id], dtype=float)
         if values.size == 0:
+            continue
+        if values.size < MIN_QUERIES:
+            means[task_id] = None
             continue
         draws = rng.integers(0, values.size, size=(resamples, values.size))
         means[task_id] = 100.0 * values[draws].mean(axis=1)
@@ -64,11 +75,14 @@ def interval(samples: np.ndarray, level: float, resamples: int) -> Interval | No
     return Interval(float(low), float(high), level, resamples)
 
 
-def mean_interval(resampled: Mapping[str, np.ndarray], tasks: list[str], level: float,
+def mean_interval(resampled: Mapping[str, np.ndarray | None], tasks: list[str], level: float,
                   resamples: int) -> Interval | None:
-    """The interval of the mean score over `tasks` (those without resamples are skipped)."""
+    """The interval of the mean score over `tasks`, or None when one of them has a single query.
+
+    Tasks without a scored query are skipped.
+    """
     rows = [resampled[task_id] for task_id in sorted(tasks) if task_id in resampled]
-    if not rows:
+    if not rows or any(row is None for row in rows):
         return None
     return interval(np.mean(np.vstack(rows), axis=0), level, resamples)
 
@@ -85,7 +99,8 @@ def paired_delta(system: Mapping[str, Mapping[str, float]], baseline: Mapping[st
         level: Confidence level, e.g. 0.95.
 
     Returns:
-        The interval in points (0-100 scale), or None when no task has a query scored for both.
+        The interval in points (0-100 scale), or None when no task has a query scored for both
+        or one task has a single such query.
     """
     rng = np.random.default_rng(seed)
     rows = []
@@ -93,6 +108,8 @@ def paired_delta(system: Mapping[str, Mapping[str, float]], baseline: Mapping[st
         shared = sorted(system[task_id].keys() & baseline[task_id].keys())
         if not shared:
             continue
+        if len(shared) < MIN_QUERIES:
+            return None
         ours = np.array([system[task_id][q] for q in shared])
         theirs = np.array([baseline[task_id][q] for q in shared])
         draws = rng.integers(0, len(shared), size=(resamples, len(shared)))

@@ -33,7 +33,7 @@ def test_the_same_seed_gives_the_same_interval_and_another_seed_may_not():
 
 
 def test_tasks_without_scored_queries_have_no_resamples_and_are_skipped():
-    resampled = task_resamples({"empty": np.array([]), "t": np.array([0.5])}, 50, 0)
+    resampled = task_resamples({"empty": np.array([]), "t": np.array([0.5, 0.5])}, 50, 0)
     assert list(resampled) == ["t"]
     ci = mean_interval(resampled, ["empty", "t"], 0.95, 50)
     assert (ci.low, ci.high) == (50.0, 50.0)
@@ -49,8 +49,8 @@ def test_a_paired_difference_of_a_constant_shift_has_no_spread():
 
 
 def test_a_paired_difference_uses_only_queries_both_were_scored_on():
-    system = {"t": {"q1": 1.0, "q2": 1.0}, "only_system": {"x": 1.0}}
-    baseline = {"t": {"q1": 0.0, "q3": 1.0}}
+    system = {"t": {"q1": 1.0, "q2": 1.0, "q4": 1.0}, "only_system": {"x": 1.0}}
+    baseline = {"t": {"q1": 0.0, "q2": 0.0, "q3": 1.0}}
     ci = paired_delta(system, baseline, resamples=100, seed=0, level=0.95)
     assert (ci.low, ci.high) == (100.0, 100.0)
     assert paired_delta({"t": {"a": 1.0}}, {"t": {"b": 1.0}}, 100, 0, 0.95) is None
@@ -59,3 +59,12 @@ def test_a_paired_difference_uses_only_queries_both_were_scored_on():
 def test_the_interval_is_reported_in_json_form_rounded():
     ci = interval(np.array([1 / 3, 2 / 3]), 0.5, 2)
     assert ci.as_dict() == {"low": 0.416667, "high": 0.583333, "level": 0.5, "resamples": 2}
+
+
+def test_a_task_with_a_single_query_makes_the_interval_undefined_not_a_point():
+    # One query per task has no spread to resample: [x, x] would claim certainty.
+    resampled = task_resamples({"one": np.array([1.0]), "many": np.array([0.0, 1.0, 1.0])}, 100, 0)
+    assert resampled["one"] is None and resampled["many"].shape == (100,)
+    assert mean_interval(resampled, ["one", "many"], 0.95, 100) is None
+    assert mean_interval(resampled, ["many"], 0.95, 100) is not None
+    assert paired_delta({"t": {"q1": 1.0, "q2": 0.0}}, {"t": {"q1": 0.0, "q3": 1.0}}, 100, 0, 0.95) is None
