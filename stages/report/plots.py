@@ -105,7 +105,10 @@ def plot_frontier(comparison: Comparison, plots_dir: Path) -> Plot:
         size = save(fig, plots_dir, "frontier")
     missing = sorted(set(versus) - set(drawn) - {comparison.baseline})
     return Plot("frontier", title, "Up is better, left is cheaper: agents on the orange line are on the "
-                "Pareto frontier (no other agent is both faster and better); whiskers are Δperf's interval."
+                "Pareto frontier (no other agent is both faster and better); whiskers are Δperf's interval. "
+                "Reference agents run in the harness process unless their options say `sandbox: true`: "
+                "their times leave out the sandbox's and interpreter's start (about half a second per "
+                "query), so a time ratio against one of them overstates the other agents' cost."
                 + _not_drawn(missing, "no time ratio or Δperf"), size)
 
 
