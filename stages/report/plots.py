@@ -108,7 +108,7 @@ def plot_frontier(comparison: Comparison, plots_dir: Path) -> Plot:
                 "Pareto frontier (no other agent is both faster and better); whiskers are Δperf's interval. "
                 "Reference agents run in the harness process unless their options say `sandbox: true`: "
                 "their times leave out the sandbox's and interpreter's start (about half a second per "
-                "query), so a time ratio against one of them overstates the other agents' cost."
+                "query; the default baseline, climatology, runs sandboxed for that reason)."
                 + _not_drawn(missing, "no time ratio or Δperf"), size)
 
 
