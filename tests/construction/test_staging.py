@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import stat
 from datetime import date
@@ -16,6 +17,7 @@ from stages.construction.drawing import Query
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope
 from stages.construction.staging import scoped_tables, stage_queries, stage_query, stage_task
+from stages.evaluation.agents.scripts.reference_models import MODELS, PARTITIONS
 from stages.tables import Table
 
 CAMELS = Path(__file__).resolve().parents[2] / "catalog" / "camels"
@@ -23,8 +25,9 @@ START, END = date(2000, 1, 11), date(2000, 2, 19)  # 40 days; holdout test perio
 BASINS = ("01", "02")
 
 
-VALUE_MODELS = ["_not_applicable", "climatology", "interpolate", "linear_forcing", "linear_trend", "mds",
-                "persistence", "pooled_climatology"]
+SINGLE_MODELS = [m for m in MODELS if m not in PARTITIONS and m != "nearest_entity"]  # no coordinates here
+VALUE_MODELS = sorted(["_not_applicable", *SINGLE_MODELS,
+                       *(f"{a}+{b}" for a, b in itertools.combinations(SINGLE_MODELS, 2))])
 
 
 def repository() -> list[Table]:
@@ -89,8 +92,9 @@ def test_a_holdout_query_publishes_its_scope_with_the_test_period_withheld(tmp_p
     assert truth["qobs_mm_d"].tolist() == observed["qobs_mm_d"].tolist()
     assert len(pd.read_parquet(private / "required.parquet")) == 2 * 12
     references = json.loads((private / "references.json").read_text())
-    # the task's named models and every other value model; nearest_entity has no coordinates here
-    assert sorted(references) == VALUE_MODELS
+    # the task's named models, every other value model and the mean of each pair of them (21 pairs);
+    # nearest_entity has no coordinates here
+    assert sorted(references) == VALUE_MODELS and len(VALUE_MODELS) == 1 + 7 + 21
     graded = {name: values for name, values in references.items() if name != "_not_applicable"}
     assert all(set(values) == {"nse", "kge"} for values in graded.values())
     assert all(isinstance(v, float) for values in graded.values() for v in values.values())
