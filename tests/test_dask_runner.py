@@ -20,6 +20,7 @@ pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="bubblewrap (bwrap) is not installed: the sandbox needs it")
 
 
+@pytest.mark.slow  # ~35 s, an opt-in runner (evaluate.dask_address): pytest -m slow
 def test_an_evaluation_on_a_dask_cluster_runs_every_query_once_in_the_workers(tmp_path):
     distributed = pytest.importorskip("distributed")
     home = tmp_path / "prefect"
