@@ -61,10 +61,17 @@ TINY_TASKS = ["camels-aridity-runoff", "camels-gap-filling", "camels-model-compa
               "camels-signature-clustering", "camels-streamflow-prediction"]
 
 
+# The reference agents the tiny tasks name. The others score 0 there by construction (every metric
+# must beat each standard model strictly, its own value included), and each costs three stages.
+TINY_REFERENCES = ["climatology", "linear_forcing", "interpolate", "region_partition", "mean_flow_split"]
+TINY_AGENTS = ["oracle", "heuristic", "fabricate", "nodata", "defensive", *TINY_REFERENCES]
+
+
 def tiny_project(target: Path, agents: dict[str, dict] | None = None) -> Path:
     """A git-initialised copy of the project on the tiny profile, with extra agents configured."""
     project = copy_project(target)
-    edit_params(project, {"profile": "tiny", "agents": agents or {}, "construct": {"tasks": TINY_TASKS}})
+    edit_params(project, {"profile": "tiny", "agents": agents or {}, "construct": {"tasks": TINY_TASKS},
+                          "evaluate": {"agents": TINY_AGENTS}, "validity": {"references": TINY_REFERENCES}})
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     return project
 
