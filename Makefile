@@ -63,8 +63,11 @@ run: install
 
 # As root, the sandbox and attack tests run a second time with the harness as an ordinary user.
 # The tests start their own Prefect servers: a `make ui` server left up (make run starts one) is not theirs.
+# Two workers, one module each at a time, longest module first (tests/conftest.py): the end-to-end
+# module's tiny build (~8 min) runs beside the rest of the suite. TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 2
 test: install chromium
-	env -u PREFECT_API_URL pytest
+	env -u PREFECT_API_URL pytest $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 	@if [ "$$(id -u)" = 0 ]; then echo "sandbox and attack tests as an ordinary user:"; bash tests/unprivileged.sh; fi
 
 # The attack catalog and the sandbox's start overhead -> processed/metrics/reliability.json.

@@ -14,7 +14,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from stages.catalog import CatalogTask, load_catalog, load_scopes
-from stages.construction import annotate, drawing, staging
+from stages.construction import annotate, drawing, resume, staging
 from stages.construction.benchmark import finalize_benchmark, verification_markdown
 from stages.evaluation.runner import sandbox_limits
 from stages.layout import BENCHMARK, CATALOG, REPOSITORIES, task_dir
@@ -43,17 +43,31 @@ def align(catalog_task: CatalogTask, tables, key: str, queries: list, fresh: boo
 
 
 @task(name="label", task_run_name="label {query.task_id} {query.scope}", cache_policy=NO_CACHE)
-def label(query: drawing.Query, spec, limits, hidden, key: str):
-    """Stage 3: run the annotator script to produce the query's gold answer."""
-    return annotate.label_query(spec, query, task_dir(BENCHMARK, query.task_id), limits, hidden,
-                                key)
+def label(query: drawing.Query, spec, limits, hidden, key: str, store: resume.ResumeStore):
+    """Stage 3: run the annotator script to produce the query's gold answer (or reuse a stored one)."""
+    folder = task_dir(BENCHMARK, query.task_id)
+    stored_as = resume.label_key(folder, query, limits, annotate.collected_files(spec))
+    stored = store.label(stored_as)
+    if stored is not None:
+        return stored
+    label_, discard = annotate.label_query(spec, query, folder, limits, hidden, key)
+    store.put_label(stored_as, label_, discard)
+    return label_, discard
 
 
 @task(name="verify", task_run_name="verify {query.task_id} {query.scope}", cache_policy=NO_CACHE)
-def verify(query: drawing.Query, spec, gold, limits, hidden, rel_tol: float, key: str):
+def verify(query: drawing.Query, spec, gold, limits, hidden, rel_tol: float, key: str,
+           store: resume.ResumeStore):
     """Stage 4: re-run the annotator in a fresh sandbox and check gold against targets."""
-    return annotate.verify_query(spec, query, gold, task_dir(BENCHMARK, query.task_id), limits,
-                                 hidden, rel_tol, key)
+    folder = task_dir(BENCHMARK, query.task_id)
+    stored_as = resume.verify_key(resume.label_key(folder, query, limits,
+                                                   annotate.collected_files(spec)), gold, rel_tol)
+    found, discard = store.verification(stored_as)
+    if found:
+        return discard
+    discard = annotate.verify_query(spec, query, gold, folder, limits, hidden, rel_tol, key)
+    store.put_verification(stored_as, discard)
+    return discard
 
 
 def draw(catalog_task: CatalogTask, limit: int):
@@ -95,11 +109,12 @@ def _next_batch(candidates: dict[str, list], verified: dict[str, list], tried: d
 
 
 def _label_and_verify(queries: list, by_id: dict, keys: dict, settings, limits, hidden, golds: dict,
-                      verified: dict[str, list]) -> list:
+                      verified: dict[str, list], store: resume.ResumeStore) -> list:
     """Stages 3 and 4 for one round of queries: fills `golds` and `verified`; returns the discards."""
     discards = []
     labelled = label.map(queries, [by_id[q.task_id].spec for q in queries], limits=unmapped(limits),
-                         hidden=unmapped(hidden), key=[keys[q.task_id] for q in queries]).result()
+                         hidden=unmapped(hidden), key=[keys[q.task_id] for q in queries],
+                         store=unmapped(store)).result()
     for query, (gold, discard) in zip(queries, labelled, strict=True):
         if discard is None:
             golds[query.query_id] = gold
@@ -110,7 +125,7 @@ def _label_and_verify(queries: list, by_id: dict, keys: dict, settings, limits, 
                         [golds[q.query_id] for q in to_verify],
                         limits=unmapped(limits), hidden=unmapped(hidden),
                         rel_tol=unmapped(settings.verify_rel_tol),
-                        key=[keys[q.task_id] for q in to_verify]).result()
+                        key=[keys[q.task_id] for q in to_verify], store=unmapped(store)).result()
     for query, discard in zip(to_verify, checks, strict=True):
         if discard is None:
             verified[query.task_id].append(query)
@@ -126,6 +141,7 @@ def build_benchmark(profile: str) -> str:
     settings = params.construct
     limits = sandbox_limits(settings.limits)
     hidden = [Path.cwd().resolve()]
+    store = resume.ResumeStore(Path(settings.resume_dir) if settings.resume_dir else None)
     tasks = load_catalog(CATALOG, settings.domains)
     if settings.tasks:
         unknown = sorted(set(settings.tasks) - {t.spec.id for t in tasks})
@@ -158,7 +174,8 @@ def build_benchmark(profile: str) -> str:
         started.update(ids)
         queries = [query for staged, _ in aligned for query in staged]
         discards += [discard for _, unstaged in aligned for discard in unstaged]
-        discards += _label_and_verify(queries, by_id, keys, settings, limits, hidden, golds, verified)
+        discards += _label_and_verify(queries, by_id, keys, settings, limits, hidden, golds, verified,
+                                      store)
     for task_id, pool in candidates.items():
         discards += [drawing.Discard(task_id, q.scope, "formalize",
                                      f"query pool is full ({wanted[task_id]} queries per task)")

@@ -99,6 +99,8 @@ class ConstructParams(Section):
     verify_rel_tol: float = 1e-6
     concurrency: int = Field(2, ge=1)
     limits: SandboxLimits = SandboxLimits()
+    # finished labels and verifications, reused by a resumed or repeated build ("": none kept)
+    resume_dir: str = ".cache/construct"
 
 
 class EvaluateParams(Section):

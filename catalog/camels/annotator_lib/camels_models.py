@@ -122,7 +122,9 @@ def local(features: pd.DataFrame, target: np.ndarray, basins: np.ndarray, weight
                 out[predict & own] = np.nanmean(target[fit & own]) if (fit & own).any() else 0.0
                 continue
             y = target[fit & own]
-            weight = (y / max(y.mean(), 1e-6) + 0.1) ** weight_power
+            # Unit weights are left out: scikit-learn bins weighted features one percentile at a
+            # time (~10x slower), and the fit is identical.
+            weight = (y / max(y.mean(), 1e-6) + 0.1) ** weight_power if weight_power else None
             model = boosted(**kwargs).fit(features[fit & own], y, sample_weight=weight)
             out[predict & own] = model.predict(features[predict & own])
         return np.clip(out[predict], 0.0, None)

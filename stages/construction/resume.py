@@ -1,0 +1,130 @@
+"""The construct flow's resume store: a finished label or verification is never computed twice.
+
+Labelling and verifying a query run its annotator script twice (seconds to minutes each at `full`);
+without this store a build killed after an hour, or re-run by `dvc repro` because one task changed,
+starts every annotator over. Each finished result is written to `construct.resume_dir`, keyed by the
+content of everything it depends on:
+- the query (id and prompt) and the bytes of its public files, private truth and references;
+- the bytes of the task's annotator folder (script and library);
+- the sandbox limits, the files collected and, for a verification, the gold and `verify_rel_tol`;
+- the harness code the construct stage depends on (`LABEL_CODE`): a change to grading reruns all.
+A change to any of them is a miss, so nothing stale is reused. Results that depend on the machine
+rather than the inputs (the sandbox failed to start, the script timed out) are not stored.
+
+Entries are written whole (temporary file, then rename): a kill leaves an entry or none, never half
+of one. The store is a cache: deleting it (or `construct.resume_dir: ""`) only costs time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict
+from functools import lru_cache
+from pathlib import Path
+
+from stages.construction.annotate import Label
+from stages.construction.drawing import Discard, Query
+from stages.hashing import content_hash, file_sha256
+
+PROJECT_CODE = Path(__file__).resolve().parents[2]  # the folder holding stages/ and flows/
+# The harness code a label depends on: the construct stage's code deps in dvc.yaml (a test keeps the
+# two lists equal). A change elsewhere (agents, scoring of runs, the report) keeps the store valid.
+LABEL_CODE = ("flows/construct.py", "stages/construction", "stages/catalog.py", "stages/grading",
+              "stages/scoring", "stages/evaluation/agents/scripts/reference_models.py",
+              "stages/provenance.py", "stages/evaluation/runner.py", "stages/sandbox",
+              "stages/workspace.py")
+TRANSIENT = ("sandbox failed", "annotator script timed out")  # machine trouble, not the query's
+
+
+@lru_cache(maxsize=1)
+def harness_hash() -> str:
+    """Hash of the Python source in `LABEL_CODE`, computed once per process."""
+    files = sorted(p for name in LABEL_CODE for p in
+                   ([PROJECT_CODE / name] if name.endswith(".py") else (PROJECT_CODE / name).rglob("*.py")))
+    return content_hash([[str(p.relative_to(PROJECT_CODE)), file_sha256(p)] for p in files])
+
+
+def tree_hashes(folder: Path) -> list[list[str]]:
+    """(relative path, SHA-256) of every file under `folder`, sorted; [] when it does not exist."""
+    if not folder.is_dir():
+        return []
+    return [[str(p.relative_to(folder)), file_sha256(p)]
+            for p in sorted(folder.rglob("*")) if p.is_file() and "__pycache__" not in p.parts]
+
+
+def label_key(task_dir: Path, query: Query, limits, collected: tuple[str, ...]) -> str:
+    """The key of a query's label: its inputs, its annotator, the limits and the harness."""
+    return content_hash({
+        "harness": harness_hash(), "query": query.query_id, "prompt": query.prompt,
+        "public": tree_hashes(task_dir / "public" / query.query_id),
+        "private": tree_hashes(task_dir / "private" / query.query_id),
+        "annotator": tree_hashes(task_dir / "private" / "annotator"),
+        "limits": asdict(limits), "collected": list(collected)}, length=32)
+
+
+def verify_key(label_key_: str, label: Label, rel_tol: float) -> str:
+    """The key of a verification: the label's key, the gold it checks and the tolerance."""
+    return content_hash({"label": label_key_, "gold": asdict(label), "rel_tol": rel_tol}, length=32)
+
+
+def is_transient(discard: Discard | None) -> bool:
+    """Whether a discard comes from the machine (sandbox start, timeout) rather than the query."""
+    if discard is None:
+        return False
+    reason = discard.reason.removeprefix("re-run: ")
+    return reason.startswith(TRANSIENT)
+
+
+class ResumeStore:
+    """Finished labels and verifications under one folder, one JSON file per key."""
+
+    def __init__(self, root: Path | None):
+        self.root = root
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def _read(self, key: str) -> dict | None:
+        if self.root is None:
+            return None
+        try:
+            return json.loads(self._path(key).read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+
+    def _write(self, key: str, value: dict) -> None:
+        if self.root is None:
+            return
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        partial.write_text(json.dumps(value, sort_keys=True))
+        partial.replace(path)
+
+    def label(self, key: str) -> tuple[Label | None, Discard | None] | None:
+        """A stored label result, or None when there is none."""
+        entry = self._read(key)
+        if entry is None:
+            return None
+        label = Label(**entry["label"]) if entry["label"] is not None else None
+        discard = Discard(**entry["discard"]) if entry["discard"] is not None else None
+        return label, discard
+
+    def put_label(self, key: str, label: Label | None, discard: Discard | None) -> None:
+        """Store a label result (unless it failed for a machine's reason)."""
+        if not is_transient(discard):
+            self._write(key, {"label": asdict(label) if label is not None else None,
+                              "discard": asdict(discard) if discard is not None else None})
+
+    def verification(self, key: str) -> tuple[bool, Discard | None]:
+        """(found, the discard or None) for a stored verification."""
+        entry = self._read(key)
+        if entry is None:
+            return False, None
+        return True, Discard(**entry["discard"]) if entry["discard"] is not None else None
+
+    def put_verification(self, key: str, discard: Discard | None) -> None:
+        """Store a verification (unless it failed for a machine's reason)."""
+        if not is_transient(discard):
+            self._write(key, {"discard": asdict(discard) if discard is not None else None})

@@ -1,0 +1,129 @@
+"""The construct flow's resume store: finished labels and verifications are reused, stale ones never."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+import yaml
+
+import flows.construct as construct
+from stages.construction import annotate, resume
+from stages.construction.annotate import Label
+from stages.construction.drawing import Discard, Query
+from stages.sandbox import Limits
+
+QUERY = Query("q-0001", "control-demo", "h1", "all", "attribute", "", 4, date(2000, 1, 1),
+              date(2000, 12, 31), "Estimate the slope.")
+LIMITS = Limits()
+SPEC = type("Spec", (), {"artifact": None, "answer": type("Answer", (), {"hypothesis": None})()})()
+
+
+@pytest.fixture
+def task(tmp_path: Path) -> Path:
+    """A staged task folder: one query's public file and truth, and an annotator folder."""
+    folder = tmp_path / "task"
+    (folder / "public" / QUERY.query_id).mkdir(parents=True)
+    (folder / "public" / QUERY.query_id / "series.csv").write_text("t,y\n1,2\n")
+    (folder / "private" / QUERY.query_id).mkdir(parents=True)
+    (folder / "private" / QUERY.query_id / "truth.json").write_text('{"slope": 2}')
+    (folder / "private" / "annotator").mkdir()
+    (folder / "private" / "annotator" / "reproduce.py").write_text("print('fit')\n")
+    return folder
+
+
+def key(folder: Path, limits: Limits = LIMITS) -> str:
+    return resume.label_key(folder, QUERY, limits, ())
+
+
+def test_the_key_changes_with_every_input_of_a_label(task: Path):
+    before = key(task)
+    assert key(task) == before
+    changes = [task / "public" / QUERY.query_id / "series.csv", task / "private" / QUERY.query_id / "truth.json",
+               task / "private" / "annotator" / "reproduce.py"]
+    seen = {before}
+    for path in changes:
+        original = path.read_text()
+        path.write_text(original + " ")
+        seen.add(key(task))
+        path.write_text(original)
+    assert key(task) == before
+    seen.add(key(task, Limits(wall_seconds=1.0)))
+    seen.add(resume.label_key(task, QUERY, Limits(), ("artifact.csv",)))
+    (task / "public" / QUERY.query_id / "extra.csv").write_text("")
+    seen.add(key(task))
+    assert len(seen) == 7
+
+
+def test_labels_and_verifications_round_trip(tmp_path: Path):
+    store = resume.ResumeStore(tmp_path / "store")
+    gold = Label({"answer": 1.5}, {"answer": 1.5}, 0.1, 0.02)
+    store.put_label("a" * 32, gold, None)
+    discarded = Discard("control-demo", "all", "label", "annotator script exited 1: boom", "q-0001")
+    store.put_label("b" * 32, None, discarded)
+    assert store.label("a" * 32) == (gold, None)
+    assert store.label("b" * 32) == (None, discarded)
+    assert store.label("c" * 32) is None
+    store.put_verification("d" * 32, None)
+    assert store.verification("d" * 32) == (True, None)
+    assert store.verification("e" * 32) == (False, None)
+    assert not list((tmp_path / "store").rglob("*.tmp"))
+
+
+@pytest.mark.parametrize("reason", ["sandbox failed: bwrap: no permissions", "annotator script timed out",
+                                    "re-run: annotator script timed out"])
+def test_machine_failures_are_not_stored(tmp_path: Path, reason: str):
+    store = resume.ResumeStore(tmp_path / "store")
+    discard = Discard("control-demo", "all", "verify", reason, "q-0001")
+    store.put_label("a" * 32, None, discard)
+    store.put_verification("b" * 32, discard)
+    assert store.label("a" * 32) is None
+    assert store.verification("b" * 32) == (False, None)
+
+
+def test_a_torn_entry_is_a_miss(tmp_path: Path):
+    store = resume.ResumeStore(tmp_path / "store")
+    store.put_label("a" * 32, Label({"answer": 1}), None)
+    path = tmp_path / "store" / "aa" / f"{'a' * 32}.json"
+    path.write_text(path.read_text()[:7])
+    assert store.label("a" * 32) is None
+
+
+def test_without_a_folder_nothing_is_kept(tmp_path: Path):
+    store = resume.ResumeStore(None)
+    store.put_label("a" * 32, Label({"answer": 1}), None)
+    assert store.label("a" * 32) is None
+
+
+def test_the_flow_runs_an_annotator_once_per_unchanged_query(task: Path, tmp_path: Path, monkeypatch):
+    runs = []
+
+    def label_query(spec, query, folder, limits, hidden, key):
+        runs.append(("label", folder))
+        return Label({"answer": 2.0}), None
+
+    def verify_query(spec, query, gold, folder, limits, hidden, rel_tol, key):
+        runs.append(("verify", folder))
+        return None
+
+    monkeypatch.setattr(annotate, "label_query", label_query)
+    monkeypatch.setattr(annotate, "verify_query", verify_query)
+    monkeypatch.setattr(construct, "task_dir", lambda benchmark, task_id: task)
+    store = resume.ResumeStore(tmp_path / "store")
+    for _ in range(2):
+        gold, discard = construct.label.fn(QUERY, SPEC, Limits(), [], "id", store)
+        assert (gold, discard) == (Label({"answer": 2.0}), None)
+        assert construct.verify.fn(QUERY, SPEC, gold, Limits(), [], 1e-6, "id", store) is None
+    assert runs == [("label", task), ("verify", task)]
+    (task / "public" / QUERY.query_id / "series.csv").write_text("t,y\n1,3\n")
+    construct.label.fn(QUERY, SPEC, Limits(), [], "id", store)
+    construct.verify.fn(QUERY, SPEC, Label({"answer": 2.0}), Limits(), [], 1e-6, "id", store)
+    assert runs == [("label", task), ("verify", task)] * 2
+
+
+def test_the_label_code_is_the_construct_stage_code(tmp_path: Path):
+    deps = yaml.safe_load((resume.PROJECT_CODE / "dvc.yaml").read_text())["stages"]["construct"]["deps"]
+    code = [dep for dep in deps if dep.startswith(("stages/", "flows/"))]
+    assert sorted(code) == sorted(resume.LABEL_CODE)
+    assert len(resume.harness_hash()) == 16
