@@ -305,8 +305,9 @@ def _read_yaml(path: Path) -> Any:
 def load_task(folder: Path) -> CatalogTask:
     """Load and validate `folder/task.yaml`; the folder name must equal the task id."""
     path = folder / "task.yaml"
+    raw = _read_yaml(path)
     try:
-        spec = TaskSpec.model_validate(_read_yaml(path))
+        spec = TaskSpec.model_validate(raw)
     except ValidationError as error:
         raise CatalogError(f"{path}: {error}") from error
     if spec.id != folder.name:
@@ -315,8 +316,10 @@ def load_task(folder: Path) -> CatalogTask:
     if not reproduce.is_file():
         raise CatalogError(f"{folder}: missing reproduce.py (the annotator reproduction script)")
     library = tuple(sorted((folder.parent / ANNOTATOR_LIB).glob("*.py")))
-    task_hash = content_hash([path.read_text(), reproduce.read_text(),
-                              [[p.name, p.read_text()] for p in library]])
+    # The scope list is the task's query pool, not the task: adding a scope adds queries and keeps
+    # every other query's id (and its label, journal records and scores) as it was.
+    identity = {name: value for name, value in raw.items() if name != "scopes"} if isinstance(raw, dict) else raw
+    task_hash = content_hash([identity, reproduce.read_text(), [[p.name, p.read_text()] for p in library]])
     return CatalogTask(spec=spec, folder=folder, reproduce=reproduce, task_hash=task_hash,
                        annotator_lib=library)
 

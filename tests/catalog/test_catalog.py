@@ -7,13 +7,15 @@ ST-Bench's reference: 100 tasks (25 CAMELS, 24 CropBench, 40 MethaneWet, plus a 
 from __future__ import annotations
 
 import re
+import shutil
 from collections import Counter
 from datetime import date
 
 import pytest
+import yaml
 from scibench_testing.annotators import CATALOG
 
-from stages.catalog import STBENCH_CATEGORIES, load_catalog
+from stages.catalog import STBENCH_CATEGORIES, load_catalog, load_task
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope
 
@@ -99,3 +101,21 @@ def test_no_task_stages_a_column_derived_from_its_target(catalog):
             continue
         staged = {c for columns in task.spec.data.tables.values() for c in columns}
         assert not staged & DERIVED.get(task.spec.truth.column, set()), task.spec.id
+
+
+
+def test_a_task_hash_covers_its_content_but_not_its_scope_list(tmp_path):
+    source = load_catalog(CATALOG, ["control"])[0]
+    folder = shutil.copytree(source.folder, tmp_path / source.spec.id)
+    shutil.copytree(source.folder.parent / "annotator_lib", tmp_path / "annotator_lib")
+    text = (folder / "task.yaml").read_text()
+    assert load_task(folder).task_hash == source.task_hash
+    fewer = yaml.safe_load(text) | {"scopes": source.spec.scopes[:-1]}
+    (folder / "task.yaml").write_text(yaml.safe_dump(fewer, sort_keys=False))
+    assert load_task(folder).spec.scopes == source.spec.scopes[:-1]
+    assert load_task(folder).task_hash == source.task_hash
+    (folder / "task.yaml").write_text(yaml.safe_dump(fewer | {"prompt": fewer["prompt"] + "More.\n"}))
+    assert load_task(folder).task_hash != source.task_hash
+    (folder / "task.yaml").write_text(text)
+    (folder / "reproduce.py").write_text((folder / "reproduce.py").read_text() + "\n# edited\n")
+    assert load_task(folder).task_hash != source.task_hash
