@@ -6,6 +6,7 @@ Run by DVC as `python -m flows.construct`. Every task here calls a plain functio
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 from prefect import flow, task, unmapped
@@ -50,8 +51,9 @@ def label(query: drawing.Query, spec, limits, hidden, key: str, store: resume.Re
     stored = store.label(stored_as)
     if stored is not None:
         return stored
+    started = time.monotonic()
     label_, discard = annotate.label_query(spec, query, folder, limits, hidden, key)
-    store.put_label(stored_as, label_, discard)
+    store.put_label(stored_as, label_, discard, about(query, started))
     return label_, discard
 
 
@@ -65,9 +67,16 @@ def verify(query: drawing.Query, spec, gold, limits, hidden, rel_tol: float, key
     found, discard = store.verification(stored_as)
     if found:
         return discard
+    started = time.monotonic()
     discard = annotate.verify_query(spec, query, gold, folder, limits, hidden, rel_tol, key)
-    store.put_verification(stored_as, discard)
+    store.put_verification(stored_as, discard, about(query, started))
     return discard
+
+
+def about(query: drawing.Query, started: float) -> dict:
+    """What the resume store records beside a result: the query and the seconds it took."""
+    return {"task_id": query.task_id, "scope": query.scope, "query_id": query.query_id,
+            "seconds": round(time.monotonic() - started, 2)}
 
 
 def draw(catalog_task: CatalogTask, limit: int):

@@ -12,13 +12,18 @@ A change to any of them is a miss, so nothing stale is reused. Results that depe
 rather than the inputs (the sandbox failed to start, the script timed out) are not stored.
 
 Entries are written whole (temporary file, then rename): a kill leaves an entry or none, never half
-of one. The store is a cache: deleting it (or `construct.resume_dir: ""`) only costs time.
+of one. The store is a cache: deleting it (or `construct.resume_dir: ""`) only costs time. Each
+entry also names its task, scope and query and the seconds of its annotator run, so
+`python -m stages.construction.resume` shows per task what a running or killed build has done.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import threading
+from collections import defaultdict
 from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
@@ -98,7 +103,7 @@ class ResumeStore:
             return
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        partial = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         partial.write_text(json.dumps(value, sort_keys=True))
         partial.replace(path)
 
@@ -111,10 +116,14 @@ class ResumeStore:
         discard = Discard(**entry["discard"]) if entry["discard"] is not None else None
         return label, discard
 
-    def put_label(self, key: str, label: Label | None, discard: Discard | None) -> None:
-        """Store a label result (unless it failed for a machine's reason)."""
+    def put_label(self, key: str, label: Label | None, discard: Discard | None, about: dict) -> None:
+        """Store a label result (unless it failed for a machine's reason).
+
+        `about`: the query's task_id, scope, query_id and the annotator run's seconds (`summary`).
+        """
         if not is_transient(discard):
-            self._write(key, {"label": asdict(label) if label is not None else None,
+            self._write(key, {"stage": "label", **about,
+                              "label": asdict(label) if label is not None else None,
                               "discard": asdict(discard) if discard is not None else None})
 
     def verification(self, key: str) -> tuple[bool, Discard | None]:
@@ -124,7 +133,39 @@ class ResumeStore:
             return False, None
         return True, Discard(**entry["discard"]) if entry["discard"] is not None else None
 
-    def put_verification(self, key: str, discard: Discard | None) -> None:
-        """Store a verification (unless it failed for a machine's reason)."""
+    def put_verification(self, key: str, discard: Discard | None, about: dict) -> None:
+        """Store a verification (unless it failed for a machine's reason); `about` as for a label."""
         if not is_transient(discard):
-            self._write(key, {"discard": asdict(discard) if discard is not None else None})
+            self._write(key, {"stage": "verify", **about,
+                              "discard": asdict(discard) if discard is not None else None})
+
+    def summary(self) -> dict[str, dict]:
+        """Per task: labels and verifications stored, queries kept, and annotator seconds."""
+        tasks: dict[str, dict] = defaultdict(lambda: {"labelled": 0, "label_discards": 0, "verified": 0,
+                                                      "verify_discards": 0, "seconds": 0.0})
+        for path in sorted(self.root.glob("*/*.json")) if self.root is not None else []:
+            entry = json.loads(path.read_text())
+            row = tasks[entry.get("task_id", "?")]
+            failed = entry["discard"] is not None
+            row["labelled" if entry["stage"] == "label" else "verified"] += not failed
+            row["label_discards" if entry["stage"] == "label" else "verify_discards"] += failed
+            row["seconds"] = round(row["seconds"] + entry.get("seconds", 0.0), 1)
+        return dict(sorted(tasks.items()))
+
+
+def main() -> None:
+    """Print what a (running or killed) build has finished, per task."""
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--store", type=Path, default=Path(".cache/construct"))
+    rows = ResumeStore(parser.parse_args().store).summary()
+    print(f"{'task':44} {'labelled':>8} {'l-disc':>6} {'verified':>8} {'v-disc':>6} {'seconds':>8}")
+    for task_id, row in rows.items():
+        print(f"{task_id:44} {row['labelled']:8} {row['label_discards']:6} {row['verified']:8} "
+              f"{row['verify_discards']:6} {row['seconds']:8.0f}")
+    total = {name: sum(row[name] for row in rows.values()) for name in ("labelled", "verified", "seconds")}
+    print(f"{len(rows)} tasks: {total['labelled']} labelled, {total['verified']} verified, "
+          f"{total['seconds'] / 60:.0f} annotator-minutes")
+
+
+if __name__ == "__main__":
+    main()

@@ -17,6 +17,7 @@ from stages.sandbox import Limits
 QUERY = Query("q-0001", "control-demo", "h1", "all", "attribute", "", 4, date(2000, 1, 1),
               date(2000, 12, 31), "Estimate the slope.")
 LIMITS = Limits()
+ABOUT = {"task_id": "control-demo", "scope": "all", "query_id": "q-0001", "seconds": 1.5}
 SPEC = type("Spec", (), {"artifact": None, "answer": type("Answer", (), {"hypothesis": None})()})()
 
 
@@ -59,16 +60,18 @@ def test_the_key_changes_with_every_input_of_a_label(task: Path):
 def test_labels_and_verifications_round_trip(tmp_path: Path):
     store = resume.ResumeStore(tmp_path / "store")
     gold = Label({"answer": 1.5}, {"answer": 1.5}, 0.1, 0.02)
-    store.put_label("a" * 32, gold, None)
+    store.put_label("a" * 32, gold, None, ABOUT)
     discarded = Discard("control-demo", "all", "label", "annotator script exited 1: boom", "q-0001")
-    store.put_label("b" * 32, None, discarded)
+    store.put_label("b" * 32, None, discarded, ABOUT)
     assert store.label("a" * 32) == (gold, None)
     assert store.label("b" * 32) == (None, discarded)
     assert store.label("c" * 32) is None
-    store.put_verification("d" * 32, None)
+    store.put_verification("d" * 32, None, ABOUT)
     assert store.verification("d" * 32) == (True, None)
     assert store.verification("e" * 32) == (False, None)
     assert not list((tmp_path / "store").rglob("*.tmp"))
+    assert store.summary() == {"control-demo": {"labelled": 1, "label_discards": 1, "verified": 1,
+                                                "verify_discards": 0, "seconds": 4.5}}
 
 
 @pytest.mark.parametrize("reason", ["sandbox failed: bwrap: no permissions", "annotator script timed out",
@@ -76,15 +79,15 @@ def test_labels_and_verifications_round_trip(tmp_path: Path):
 def test_machine_failures_are_not_stored(tmp_path: Path, reason: str):
     store = resume.ResumeStore(tmp_path / "store")
     discard = Discard("control-demo", "all", "verify", reason, "q-0001")
-    store.put_label("a" * 32, None, discard)
-    store.put_verification("b" * 32, discard)
+    store.put_label("a" * 32, None, discard, ABOUT)
+    store.put_verification("b" * 32, discard, ABOUT)
     assert store.label("a" * 32) is None
     assert store.verification("b" * 32) == (False, None)
 
 
 def test_a_torn_entry_is_a_miss(tmp_path: Path):
     store = resume.ResumeStore(tmp_path / "store")
-    store.put_label("a" * 32, Label({"answer": 1}), None)
+    store.put_label("a" * 32, Label({"answer": 1}), None, ABOUT)
     path = tmp_path / "store" / "aa" / f"{'a' * 32}.json"
     path.write_text(path.read_text()[:7])
     assert store.label("a" * 32) is None
@@ -92,7 +95,7 @@ def test_a_torn_entry_is_a_miss(tmp_path: Path):
 
 def test_without_a_folder_nothing_is_kept(tmp_path: Path):
     store = resume.ResumeStore(None)
-    store.put_label("a" * 32, Label({"answer": 1}), None)
+    store.put_label("a" * 32, Label({"answer": 1}), None, ABOUT)
     assert store.label("a" * 32) is None
 
 
