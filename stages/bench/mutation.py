@@ -35,11 +35,15 @@ from stages.sandbox import cgroups, command
 MODULE_TESTS: dict[str, tuple[str, ...]] = {
     "stages/scoring": ("tests/scoring",),
     "stages/construction/scopes.py": ("tests/construction/test_scopes.py",),
-    # The sandbox's unit tests without test_run.py, whose end-to-end runs (wall clock, CPU and
+    # The sandbox's unit tests without test_run_*.py, whose end-to-end runs (wall clock, CPU and
     # memory totals) take ~15 s for every mutant they cover: hours for one pass over the package.
-    "stages/sandbox": ("tests/sandbox/test_init.py", "tests/sandbox/test_cgroups.py",
+    "stages/sandbox": ("tests/sandbox/test_init_parts.py", "tests/sandbox/test_init_bwrap.py",
+                       "tests/sandbox/test_init_stops.py", "tests/sandbox/test_cgroups_v1.py",
+                       "tests/sandbox/test_cgroups_v2.py", "tests/sandbox/test_cgroups_group.py",
+                       "tests/sandbox/test_cgroups_real.py",
                        "tests/sandbox/test_command.py", "tests/sandbox/test_filesystem.py",
-                       "tests/sandbox/test_process.py", "tests/sandbox/test_seccomp.py",
+                       "tests/sandbox/test_process_tail_parse.py", "tests/sandbox/test_process_watch.py",
+                       "tests/sandbox/test_process_signals.py", "tests/sandbox/test_seccomp.py",
                        "tests/sandbox/test_unsandboxed.py", "tests/sandbox/test_untrusted.py",
                        "tests/sandbox/test_extra_binds.py"),
     "stages/evaluation/journal.py": ("tests/evaluation/test_journal.py",),

@@ -17,7 +17,6 @@ from pytest import MonkeyPatch
 from stages.sandbox import cgroups
 from stages.sandbox.cgroups import Cgroup, Totals, create
 
-
 TOTALS = Totals(memory_bytes=64 << 20, processes=32, cpu_cores=1.5, cpu_seconds=2.0)
 NAME = f"scibench-{os.getpid()}-0123456789ab"
 

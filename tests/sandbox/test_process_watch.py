@@ -1,7 +1,10 @@
-"""Specification of stages/sandbox/process.py: bounded tails, and `watch` over plain local processes.
+"""Specification of stages/sandbox/process.py `watch` over plain local processes.
 
 The processes here stand in for bwrap and its launcher: they write `x` and `done <status>` on the
-report pipe (their stdin) as the launcher does, so each stop and report path runs without a sandbox.
+report pipe (their stdin) as the launcher does, so each stop and report path runs without a sandbox:
+a reported end harvested then forced, the wall clock, the output cap and the CPU total (and which is
+named first), a run that ignores the stop, output still in the pipes, and a writer left behind in a
+session of its own that must not hold the harness.
 """
 
 from __future__ import annotations
@@ -15,132 +18,13 @@ import textwrap
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from pytest import MonkeyPatch
+from sandbox.process_runs import DEADLINE, Run, start
 
 from stages.sandbox import process
-from stages.sandbox.process import Tail, Watch, _parse, kill_group, signal_quietly, watch
-
-DEADLINE = 20.0  # generous: every watch here ends well within a second
-
-
-def test_a_tail_keeps_the_last_bytes_and_counts_all() -> None:
-    tail = Tail(10)
-    tail.add(b"abcdefgh")
-    assert (tail.text(), tail.total) == ("abcdefgh", 8)
-    tail.add(b"ijklmnop")
-    assert (tail.text(), tail.total) == ("ghijklmnop", 16)
-    tail.add(b"0123456789ABCDEF")
-    assert (tail.text(), tail.total) == ("6789ABCDEF", 32)
-    tail.add(b"")
-    assert (tail.text(), tail.total) == ("6789ABCDEF", 32)
-
-
-def test_a_tail_of_one_byte_chunks() -> None:
-    tail = Tail(3)
-    for byte in b"abcdefg":
-        tail.add(bytes([byte]))
-    assert (tail.text(), tail.total) == ("efg", 7)
-
-
-def test_a_tail_holds_at_most_twice_its_size() -> None:
-    tail = Tail(100)
-    for i in range(1000):
-        tail.add(bytes([65 + i % 26]) * 37)
-        assert len(tail._buffer) <= 200
-    assert tail.total == 37_000
-    assert tail.text() == "".join(chr(65 + i % 26) * 37 for i in range(997, 1000))[-100:]
-
-
-def test_a_chunk_larger_than_the_tail_keeps_only_its_end_in_memory() -> None:
-    tail = Tail(100)
-    tail.add(b"x" * 10_000 + b"y" * 100)
-    assert (len(tail._buffer), tail.text(), tail.total) == (100, "y" * 100, 10_100)
-
-
-def test_the_default_tail_is_twenty_thousand_bytes() -> None:
-    tail = Tail()
-    tail.add(b"a" * 5000 + b"b" * 30_000)
-    assert (tail.size, tail.text(), tail.total) == (20_000, "b" * 20_000, 35_000)
-
-
-def test_undecodable_bytes_are_replaced() -> None:
-    tail = Tail(4)
-    tail.add("é".encode() + b"\xffok")  # the tail starts inside the two-byte é
-    assert tail.text() == "\ufffd\ufffdok"
-
-
-def parsed(report: bytes = b"", info: bytes = b"", **known: object) -> Watch:
-    state = Watch(report=bytearray(report), info=bytearray(info), **known)  # type: ignore[arg-type]
-    _parse(state)
-    return state
-
-
-@pytest.mark.parametrize(("report", "started", "status"), [
-    (b"", False, None),
-    (b"x", True, None),
-    (b"xdone 3\n", True, 3),
-    (b"xdone 0\n", True, 0),
-    (b"xdone 137\n", True, 137),
-    (b"xdone 3", True, None),  # the line is not complete yet
-    (b"xdone", True, None),
-    (b"xdone \n", True, None),
-    (b"xdone three\n", True, None),
-    (b"xexit 3\n", True, None),
-    (b"done 3\n", False, None),  # no start byte: setup failed, whatever the output says
-    (b"ydone 3\n", False, None),
-])
-def test_the_launcher_report(report: bytes, started: bool, status: int | None) -> None:
-    state = parsed(report)
-    assert (state.started, state.done_status) == (started, status)
-
-
-@pytest.mark.parametrize(("info", "pid"), [
-    (b'{\n    "child-pid": 4242\n}\n', 4242),
-    (b'{"child-pid": 2}', 2),
-    (b'{"child-pid": 1}', None),  # never the harness's own init
-    (b'{"child-pid": 0}', None),
-    (b'{"child-pid": -5}', None),
-    (b'{"child-pid": "4242"}', None),
-    (b'{"child-pid": 42.0}', None),
-    (b'{"child-pid": true}', None),
-    (b'{"other": 4242}', None),
-    (b'{\n    "child-pid": 4242', None),  # not complete yet
-    (b'{"child-pid": 4242} trailing}', None),
-    (b"", None),
-])
-def test_the_bwrap_info(info: bytes, pid: int | None) -> None:
-    assert parsed(info=info).sandbox_pid == pid
-
-
-def test_a_known_sandbox_pid_is_kept() -> None:
-    assert parsed(info=b'{"child-pid": 4242}', sandbox_pid=77).sandbox_pid == 77
-
-
-def test_no_report_and_no_info_leave_the_state_as_it_was() -> None:
-    state = parsed()
-    assert (state.started, state.done_status, state.sandbox_pid) == (False, None, None)
-
-
-@dataclass
-class Run:
-    """A local process wired as the sandbox is: stdin is the report pipe's write end."""
-
-    proc: subprocess.Popen[bytes]
-    report_r: int
-    events: list[tuple] = field(default_factory=list)
-
-
-def start(script: str, *argv: str) -> Run:
-    report_r, report_w = os.pipe()
-    proc = subprocess.Popen(["/bin/sh", "-c", script, "sh", *argv], stdin=report_w, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
-    os.close(report_w)
-    return Run(proc, report_r)
+from stages.sandbox.process import Watch, kill_group, signal_quietly, watch
 
 
 def watched(run: Run, *, info_fd: int | None = None, wall_seconds: float = 60.0, output_bytes: int = 1 << 20,
@@ -308,38 +192,6 @@ def test_the_harness_ends_of_the_output_pipes_are_made_non_blocking() -> None:
     assert [os.get_blocking(f.fileno()) for f in (run.proc.stdout, run.proc.stderr)] == [False, False]  # type: ignore[union-attr]
 
 
-def test_signal_quietly_sends_the_signal() -> None:
-    child = subprocess.Popen(["sleep", "60"])
-    signal_quietly(child.pid, signal.SIGTERM)
-    assert child.wait(timeout=DEADLINE) == -signal.SIGTERM
-
-
-def test_signal_quietly_ignores_a_process_that_is_gone_and_no_pid() -> None:
-    child = subprocess.Popen(["true"])
-    child.wait(timeout=DEADLINE)
-    signal_quietly(child.pid, signal.SIGKILL)
-    signal_quietly(None, signal.SIGKILL)
-
-
-def test_kill_group_kills_the_whole_session() -> None:
-    run = start("sleep 60 & echo $!; exec sleep 60")
-    grandchild = int(run.proc.stdout.readline())  # type: ignore[union-attr]
-    kill_group(run.proc)
-    assert run.proc.wait(timeout=DEADLINE) == -signal.SIGKILL
-    for _ in range(2000):  # the grandchild is reparented; wait until it is reaped or a zombie
-        try:
-            state = open(f"/proc/{grandchild}/stat").read().rsplit(")", 1)[1].split()[0]
-        except FileNotFoundError:
-            break
-        if state == "Z":
-            break
-        time.sleep(0.01)
-    else:
-        pytest.fail("the grandchild outlived its group's SIGKILL")
-    os.close(run.report_r)
-    kill_group(run.proc)  # a group that is gone is no error
-
-
 # A program that leaves a process in a session of its own, holding the output pipes, then reports
 # (or, with no report, exits): the harness must not wait on that writer for ever.
 ESCAPE = textwrap.dedent("""
@@ -388,51 +240,3 @@ def test_a_writer_left_behind_by_a_program_that_exits_keeps_the_run_to_its_wall_
     assert run.events == [("stop", "wall"), ("force", "wall")]
     assert (state.started, state.done_status, state.stop_reason) == (False, None, "wall")
     assert run.proc.returncode == 0
-
-
-def test_signalling_a_process_it_may_not_signal_is_no_error(monkeypatch: MonkeyPatch) -> None:
-    def refuse(*args: int) -> None:
-        raise PermissionError(1, "Operation not permitted")
-
-    monkeypatch.setattr(os, "kill", refuse)
-    monkeypatch.setattr(os, "killpg", refuse)
-    signal_quietly(1, signal.SIGKILL)
-    kill_group(SimpleNamespace(pid=1))  # type: ignore[arg-type]
-
-
-def test_children_of_lists_the_direct_children_in_order() -> None:
-    parent = start("sleep 60 & echo $!; sleep 60 & echo $!; wait")
-    try:
-        children = [int(parent.proc.stdout.readline()) for _ in range(2)]  # type: ignore[union-attr]
-        assert process.children_of(parent.proc.pid) == sorted(children)
-        assert process.children_of(children[0]) == []
-    finally:
-        kill_group(parent.proc)
-        parent.proc.wait(timeout=DEADLINE)
-        os.close(parent.report_r)
-
-
-def test_children_of_reads_the_parent_field_and_skips_what_it_cannot_read(
-    tmp_path: Path, monkeypatch: MonkeyPatch
-) -> None:
-    # /proc/<pid>/stat is "pid (comm) state ppid pgrp ...", and comm may hold ") " itself.
-    stats = {
-        "10": "10 (sh) S 7 10 10 0",
-        "11": "11 (a) S 1 2 (b) S 7 11 11 0",  # a name made to look like other fields
-        "12": "12 (sleep) S 8 7 7 0",  # its process group is 7, its parent is not
-        "13": "13 (gone",  # cut short: no closing parenthesis
-        "14": "14 (odd) S seven 7 7 0",
-        "15": "15 (x)",
-    }
-    for pid, text in stats.items():
-        (tmp_path / pid).mkdir()
-        (tmp_path / pid / "stat").write_text(text + "\n")
-    (tmp_path / "16" / "stat").mkdir(parents=True)  # unreadable as a file, as a process that just ended
-    (tmp_path / "self").mkdir()
-    monkeypatch.setattr(process, "Path", lambda path: tmp_path if path == "/proc" else Path(path))
-    assert process.children_of(7) == [10, 11]
-    assert process.children_of(8) == [12]
-
-
-def test_a_process_with_no_children_or_no_process_has_none() -> None:
-    assert process.children_of(2 ** 22 + 1) == []  # above the kernel's largest pid
