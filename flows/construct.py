@@ -176,13 +176,18 @@ def build_benchmark(profile: str) -> str:
     verified: dict[str, list] = {t: [] for t in by_id}
     golds, tried, started = {}, dict.fromkeys(by_id, 0), set()
     while batch := _next_batch(candidates, verified, tried, wanted):
-        ids = list(batch)
-        extracted = extract.map([by_id[t] for t in ids])
-        aligned = align.map([by_id[t] for t in ids], extracted, [keys[t] for t in ids],
-                            [batch[t] for t in ids], fresh=[t not in started for t in ids]).result()
+        ids, queries = list(batch), []
+        # `concurrency` tasks at a time: a task's extracted tables are the size of its repository's
+        # (a whole half-hourly table at `full`), so all of them at once would not fit in memory.
+        for start in range(0, len(ids), settings.concurrency):
+            chunk = ids[start:start + settings.concurrency]
+            extracted = extract.map([by_id[t] for t in chunk])
+            aligned = align.map([by_id[t] for t in chunk], extracted, [keys[t] for t in chunk],
+                                [batch[t] for t in chunk], fresh=[t not in started for t in chunk]).result()
+            del extracted
+            queries += [query for staged, _ in aligned for query in staged]
+            discards += [discard for _, unstaged in aligned for discard in unstaged]
         started.update(ids)
-        queries = [query for staged, _ in aligned for query in staged]
-        discards += [discard for _, unstaged in aligned for discard in unstaged]
         discards += _label_and_verify(queries, by_id, keys, settings, limits, hidden, golds, verified,
                                       store)
     for task_id, pool in candidates.items():
