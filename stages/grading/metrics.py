@@ -246,9 +246,10 @@ def per_entity(frame: pd.DataFrame, key: str, obs: str, sim: str, metric: Callab
         raise ValueError(f"{int(frame[key].isna().sum())} row(s) have no {key!r}")
     values: dict[Any, float] = {}
     undefined: dict[Any, str] = {}
-    for entity, group in frame.groupby(key, sort=True):
+    observed, simulated = frame[obs].to_numpy(), frame[sim].to_numpy()
+    for entity, rows in frame.groupby(key, sort=True).indices.items():  # positions, in row order
         try:
-            values[entity] = finite_score(metric, group[obs].to_numpy(), group[sim].to_numpy())
+            values[entity] = finite_score(metric, observed[rows], simulated[rows])
         except MetricUndefined as error:
             undefined[entity] = str(error)
     series = pd.Series(values, dtype=float, name=getattr(metric, "__name__", None))

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from stages.catalog import TruthSpec
+from stages.evaluation.agents.scripts.reference_models import instants
 from stages.grading.profiles import profile_space
 from stages.grading.signatures import signature_space
 
@@ -72,11 +73,6 @@ def test_start(spec: TruthSpec, start: date, end: date) -> date:
     if spec.time in YEAR_COLUMNS:
         return date(split_year(start, end, spec.test_share), 1, 1)
     return split_day(start, end, spec.test_share)
-
-
-def instants(values: pd.Series) -> pd.Series:
-    """Dates or timestamps as naive UTC `datetime64[ns]` (time-zone-aware values converted)."""
-    return pd.to_datetime(values, utc=True).dt.tz_convert(None).astype("datetime64[ns]")
 
 
 def time_values(frame: pd.DataFrame, column: str) -> pd.Series:
