@@ -7,7 +7,8 @@ content of everything it depends on:
 - the query (id and prompt) and the bytes of its public files, private truth and references;
 - the bytes of the task's annotator folder (script and library);
 - the sandbox limits, the files collected and, for a verification, the gold and `verify_rel_tol`;
-- the harness code the construct stage depends on (`LABEL_CODE`): a change to grading reruns all.
+- the harness code the construct stage depends on (`LABEL_CODE`): a change to grading reruns all;
+  the Python version and the numerical libraries' versions (`LIBRARIES`).
 A change to any of them is a miss, so nothing stale is reused. Results that depend on the machine
 rather than the inputs (the sandbox failed to start, the script timed out) are not stored.
 
@@ -22,10 +23,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import threading
 from collections import defaultdict
 from dataclasses import asdict
 from functools import lru_cache
+from importlib import metadata
 from pathlib import Path
 
 from stages.construction.annotate import Label
@@ -42,12 +45,25 @@ LABEL_CODE = ("flows/construct.py", "stages/construction", "stages/catalog.py", 
 TRANSIENT = ("sandbox failed", "annotator script timed out")  # machine trouble, not the query's
 
 
+# The packages an annotator's numbers come from: a new scikit-learn may fit differently.
+LIBRARIES = ("numpy", "pandas", "pyarrow", "scipy", "scikit-learn", "statsmodels")
+
+
 @lru_cache(maxsize=1)
 def harness_hash() -> str:
-    """Hash of the Python source in `LABEL_CODE`, computed once per process."""
+    """Hash of `LABEL_CODE`'s source, the Python version and `LIBRARIES`' versions (once per process)."""
     files = sorted(p for name in LABEL_CODE for p in
                    ([PROJECT_CODE / name] if name.endswith(".py") else (PROJECT_CODE / name).rglob("*.py")))
-    return content_hash([[str(p.relative_to(PROJECT_CODE)), file_sha256(p)] for p in files])
+    versions = {name: _version(name) for name in LIBRARIES}
+    return content_hash([[[str(p.relative_to(PROJECT_CODE)), file_sha256(p)] for p in files],
+                         sys.version, versions])
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def tree_hashes(folder: Path) -> list[list[str]]:

@@ -130,3 +130,15 @@ def test_the_label_code_is_the_construct_stage_code(tmp_path: Path):
     code = [dep for dep in deps if dep.startswith(("stages/", "flows/"))]
     assert sorted(code) == sorted(resume.LABEL_CODE)
     assert len(resume.harness_hash()) == 16
+
+
+def test_a_new_library_version_is_a_miss(task: Path, monkeypatch):
+    before = key(task)
+    resume.harness_hash.cache_clear()
+    real = resume.metadata.version
+    monkeypatch.setattr(resume.metadata, "version",
+                        lambda name: "99.0" if name == "scikit-learn" else real(name))
+    try:
+        assert key(task) != before
+    finally:
+        resume.harness_hash.cache_clear()
