@@ -4,12 +4,27 @@ from __future__ import annotations
 
 import os
 import sys
+import textwrap
 import threading
 from pathlib import Path
 
 import pytest
 
 from stages import sandbox
+
+# Forks children that sleep until a fork is refused; prints how many it made and the error.
+FORK_UNTIL_REFUSED = textwrap.dedent("""
+    import os, time
+    count = 0
+    try:
+        while True:
+            if os.fork() == 0:
+                time.sleep(30)
+                os._exit(0)
+            count += 1
+    except OSError as error:
+        print(count, error.strerror)
+""")
 
 PY = sys.executable
 AS_ROOT = os.geteuid() == 0

@@ -12,7 +12,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import textwrap
 import threading
 import time
 import uuid
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from pytest import MonkeyPatch
-from sandbox.init_helpers import PY, empty_workspace, in_thread, needs_bwrap, needs_cgroup
+from sandbox.init_helpers import FORK_UNTIL_REFUSED, PY, empty_workspace, in_thread, needs_bwrap, needs_cgroup
 from scibench_testing.processes import running_with_arg
 
 from stages import sandbox
@@ -67,19 +66,7 @@ def test_full_tmpfs_mounts_are_named(ws: Path) -> None:
 @needs_bwrap
 @needs_cgroup
 def test_the_process_total_refuses_forks(ws: Path) -> None:
-    code = textwrap.dedent("""
-        import os, time
-        count = 0
-        try:
-            while True:
-                if os.fork() == 0:
-                    time.sleep(30)
-                    os._exit(0)
-                count += 1
-        except OSError as error:
-            print(count, error.strerror)
-    """)
-    result = run_sandboxed(ws, [PY, "-c", code], limits=Limits(wall_seconds=60, processes=8))
+    result = run_sandboxed(ws, [PY, "-c", FORK_UNTIL_REFUSED], limits=Limits(wall_seconds=60, processes=8))
     # 8 in all: bwrap, its init, the launcher and this program are four of them.
     assert (result.exit_code, result.stdout, result.limits_hit) == (
         0, "4 Resource temporarily unavailable\n", ("pids",))

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+from sandbox.init_helpers import FORK_UNTIL_REFUSED
 from sandbox.run_helpers import make_workspace, needs_bwrap, needs_cgroup, run_python
 
 from stages import sandbox
@@ -91,19 +92,7 @@ def test_cpu_time_limit_without_totals_kills_by_sigxcpu(ws: Path, monkeypatch) -
 @needs_bwrap
 @needs_cgroup
 def test_process_total_refuses_forks_past_the_limit(ws: Path) -> None:
-    code = """
-        import os, time
-        count = 0
-        try:
-            while True:
-                if os.fork() == 0:
-                    time.sleep(30)
-                    os._exit(0)
-                count += 1
-        except OSError as error:
-            print(count, error.strerror)
-    """
-    result = run_python(ws, code, limits=Limits(wall_seconds=60, processes=16))
+    result = run_python(ws, FORK_UNTIL_REFUSED, limits=Limits(wall_seconds=60, processes=16))
     # 16 in all: bwrap, its init, the launcher and this program are four of them.
     assert (result.exit_code, result.stdout) == (0, "12 Resource temporarily unavailable\n")
     assert result.limits_hit == ("pids",)
