@@ -272,12 +272,31 @@ class ScopeSpec(Strict):
     period: tuple[date, date] | None = None  # a sub-year window, inclusive (e.g. one season)
     sample: int | None = None
     seed: int = 0
+    # the query-size bound (from the library's `bounds` unless the scope sets its own): a larger
+    # slice is sampled down to `max_entities` (seeded by `seed`) and clipped to its last `max_years`
+    max_entities: int | None = Field(default=None, ge=1)
+    max_years: int | None = Field(default=None, ge=1)
+
+
+class QueryBounds(Strict):
+    """The most entities and calendar years one query of a domain covers, at every profile."""
+
+    entities: int | None = Field(default=None, ge=1)
+    years: int | None = Field(default=None, ge=1)
 
 
 class ScopeLibrary(Strict):
     """`catalog/<domain>/scopes.yaml`."""
 
+    bounds: QueryBounds = QueryBounds()
     scopes: list[ScopeSpec]
+
+    def bounded(self) -> list[ScopeSpec]:
+        """The scopes with the library's bounds filled in where a scope sets none."""
+        return [scope.model_copy(update={
+            "max_entities": scope.max_entities if scope.max_entities is not None else self.bounds.entities,
+            "max_years": scope.max_years if scope.max_years is not None else self.bounds.years,
+        }) for scope in self.scopes]
 
 
 @dataclass(frozen=True)
@@ -325,13 +344,13 @@ def load_task(folder: Path) -> CatalogTask:
 
 
 def load_scopes(domain_dir: Path) -> dict[str, ScopeSpec]:
-    """Load `scopes.yaml` of a domain as a dict by scope name."""
+    """Load `scopes.yaml` of a domain as a dict by scope name, with its query-size bounds applied."""
     path = domain_dir / "scopes.yaml"
     try:
         library = ScopeLibrary.model_validate(_read_yaml(path))
     except ValidationError as error:
         raise CatalogError(f"{path}: {error}") from error
-    return {scope.name: scope for scope in library.scopes}
+    return {scope.name: scope for scope in library.bounded()}
 
 
 def load_catalog(catalog_dir: Path, domains: list[str]) -> list[CatalogTask]:

@@ -74,10 +74,15 @@ def resolve_scope(
 ) -> ResolvedScope:
     """Resolve a scope against a repository's entities and its date span.
 
+    A slice larger than the scope's bounds is bounded: a seeded sample of `max_entities` of its
+    entities and its last `max_years` calendar years, said in the description. This keeps one
+    query's cost the same at every profile; a larger profile gives more, and more varied, queries.
+
     Raises:
         ScopeUnavailable: with the reason, when the scope selects fewer than `min_entities`
             entities or fewer than `min_years` years of data.
     """
+    bounded = []
     keep = pd.Series(True, index=entities.index)
     for column, rule in sorted(scope.entities.items()):
         keep &= _filter(entities, column, rule)
@@ -89,6 +94,10 @@ def resolve_scope(
             )
         rng = np.random.default_rng(scope.seed)
         chosen = sorted(rng.choice(np.array(chosen), size=scope.sample, replace=False).tolist())
+    if scope.max_entities is not None and len(chosen) > scope.max_entities:
+        bounded.append(f"a seeded random sample of {scope.max_entities} of its {len(chosen)}")
+        rng = np.random.default_rng(scope.seed)
+        chosen = sorted(rng.choice(np.array(chosen), size=scope.max_entities, replace=False).tolist())
     if len(chosen) < min_entities:
         raise ScopeUnavailable(f"scope selects {len(chosen)} entities, the task needs {min_entities}")
     start, end = first_date, last_date
@@ -97,13 +106,16 @@ def resolve_scope(
         end = min(end, date(scope.years[1], 12, 31))
     if scope.period is not None:
         start, end = max(start, scope.period[0]), min(end, scope.period[1])
+    if scope.max_years is not None and end.year - start.year + 1 > scope.max_years:
+        bounded.append(f"its last {scope.max_years} calendar years")
+        start = max(start, date(end.year - scope.max_years + 1, 1, 1))
     years = (end - start).days / 365.25 if end >= start else 0.0
     if years + 1e-9 < min_years - 0.01:
         raise ScopeUnavailable(f"scope covers {years:.2f} years of data, the task needs {min_years}")
     return ResolvedScope(
         name=scope.name,
         kind=scope.kind,
-        description=scope.description,
+        description="; ".join([scope.description, *bounded]),
         citation=scope.citation,
         entity_key=entity_key,
         entities=tuple(chosen),

@@ -226,3 +226,36 @@ def test_ten_calendar_years_of_a_scope_count_as_ten():
     resolved = resolve_scope(scope(years=(2000, 2009)), ENTITIES, "gauge_id", date(1990, 1, 1),
                              date(2014, 12, 31), 1, 10)
     assert (resolved.start, resolved.end) == (date(2000, 1, 1), date(2009, 12, 31))
+
+
+# --- the query-size bound: the same query cost at every profile ------------------------------------
+
+def test_a_slice_above_the_entity_bound_is_a_seeded_sample_said_in_the_description():
+    resolved = resolve_scope(scope(max_entities=4), TWENTY, "gauge_id", *SPAN, 1, 1)
+    # numpy.random.default_rng(0).choice(<the 20 ids sorted>, size=4, replace=False), sorted
+    assert resolved.entities == ("01000006", "01000010", "01000012", "01000015")
+    assert resolved.description == "Some basins; a seeded random sample of 4 of its 20"
+
+
+def test_a_sample_scope_draws_first_and_the_bound_then_samples_its_draw():
+    resolved = resolve_scope(scope(sample=5, seed=42, max_entities=5), TWENTY, "gauge_id", *SPAN, 1, 1)
+    assert resolved.entities == ("01000002", "01000009", "01000012", "01000014", "01000020")
+    assert resolved.description == "Some basins"
+
+
+def test_a_slice_at_the_bounds_is_left_as_it_is():
+    resolved = resolve_scope(scope(max_entities=5, max_years=10), ENTITIES, "gauge_id", *SPAN, 1, 1)
+    assert resolved == resolve_scope(scope(), ENTITIES, "gauge_id", *SPAN, 1, 1)
+
+
+def test_a_period_above_the_year_bound_keeps_its_last_calendar_years():
+    resolved = resolve_scope(scope(years=(1980, 2014), max_years=10), ENTITIES, "gauge_id",
+                             date(1980, 1, 1), date(2014, 12, 31), 1, 10)
+    assert (resolved.start, resolved.end) == (date(2005, 1, 1), date(2014, 12, 31))
+    assert resolved.description == "Some basins; its last 10 calendar years"
+
+
+def test_a_bounded_period_still_has_to_cover_the_task_minimum():
+    with pytest.raises(ScopeUnavailable) as raised:
+        resolve_scope(scope(max_years=3), ENTITIES, "gauge_id", *SPAN, 1, 4)
+    assert str(raised.value) == "scope covers 3.00 years of data, the task needs 4"
