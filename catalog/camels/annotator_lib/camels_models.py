@@ -67,6 +67,25 @@ def boosted(max_iter: int = 120, learning_rate: float = 0.08, max_leaf_nodes: in
                                          early_stopping=False, random_state=0)
 
 
+def binned(fit_rows: pd.DataFrame, predict_rows: pd.DataFrame,
+           max_bins: int = 255) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each feature as its bin under the fit rows' (unweighted) quantile edges, as the booster bins
+    them unweighted. A weighted fit then keeps these edges: scikit-learn 1.9 finds weighted ones one
+    percentile at a time (one basin's 10 years, 8 features: 1.37 s against 0.27 s, one thread)."""
+    fit_out, predict_out = fit_rows.copy(), predict_rows.copy()
+    levels = np.linspace(0, 100, max_bins + 1)[1:-1]
+    for column in fit_rows.columns:
+        values = fit_rows[column].to_numpy(float)
+        values = values[~np.isnan(values)]
+        if len(np.unique(values)) <= max_bins:  # the booster splits between these values as they are
+            continue
+        edges = np.unique(np.percentile(values, levels, method="averaged_inverted_cdf"))
+        for out, rows in ((fit_out, fit_rows), (predict_out, predict_rows)):
+            x = rows[column].to_numpy(float)
+            out[column] = np.where(np.isnan(x), np.nan, np.searchsorted(edges, x, side="left"))
+    return fit_out, predict_out
+
+
 def read_entities(data_dir: Path, scope: dict) -> pd.DataFrame:
     """The staged entities table of the scope's basins, indexed by the entity key (as text)."""
     key = scope["entity_key"]
@@ -122,11 +141,13 @@ def local(features: pd.DataFrame, target: np.ndarray, basins: np.ndarray, weight
                 out[predict & own] = np.nanmean(target[fit & own]) if (fit & own).any() else 0.0
                 continue
             y = target[fit & own]
-            # Unit weights are left out: scikit-learn bins weighted features one percentile at a
-            # time (~10x slower), and the fit is identical.
-            weight = (y / max(y.mean(), 1e-6) + 0.1) ** weight_power if weight_power else None
-            model = boosted(**kwargs).fit(features[fit & own], y, sample_weight=weight)
-            out[predict & own] = model.predict(features[predict & own])
+            x_fit, x_predict = features[fit & own], features[predict & own]
+            weight = None  # unit weights: scikit-learn's weighted binning is slow (see `binned`)
+            if weight_power:
+                weight = (y / max(y.mean(), 1e-6) + 0.1) ** weight_power
+                x_fit, x_predict = binned(x_fit, x_predict)
+            model = boosted(**kwargs).fit(x_fit, y, sample_weight=weight)
+            out[predict & own] = model.predict(x_predict)
         return np.clip(out[predict], 0.0, None)
     return simulate
 
