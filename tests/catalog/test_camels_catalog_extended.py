@@ -170,3 +170,18 @@ def test_pseudo_ungauged_draws_a_share_of_the_public_basins():
     picked = set(basins[chosen])
     assert len(picked) == 2 and "e" not in picked
     assert np.array_equal(chosen, np.isin(basins, sorted(picked)))
+
+
+def test_binned_features_give_the_booster_its_own_unweighted_bins():
+    rng = np.random.default_rng(0)
+    fit = pd.DataFrame({"x": rng.normal(size=600), "few": rng.integers(0, 4, 600).astype(float)})
+    fit.loc[::50, "x"] = np.nan
+    predict = pd.DataFrame({"x": [-9.0, 0.0, np.nan, 9.0], "few": [0.0, 1.0, 2.0, 3.0]})
+    y = np.nan_to_num(fit["x"].to_numpy()) + fit["few"].to_numpy()
+    fit_bins, predict_bins = models.binned(fit, predict)
+    assert fit_bins["few"].equals(fit["few"])  # 4 distinct values: left as they are
+    assert fit_bins["x"].isna().sum() == 12 and fit_bins["x"].nunique() == 255
+    assert predict_bins["x"].iloc[0] == 0 and predict_bins["x"].iloc[3] == 254  # 254 edges
+    plain = models.boosted(max_iter=30).fit(fit, y).predict(predict)
+    binned = models.boosted(max_iter=30).fit(fit_bins, y).predict(predict_bins)
+    assert np.array_equal(plain, binned)
