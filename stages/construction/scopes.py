@@ -63,6 +63,12 @@ def _filter(entities: pd.DataFrame, column: str, rule: object) -> pd.Series:
     raise ScopeUnavailable(f"unreadable entity rule for {column!r}: {rule!r}")
 
 
+def _seeded_sample(chosen: list[str], size: int, seed: int) -> list[str]:
+    """`size` of the sorted entities, drawn with numpy `default_rng(seed)`, sorted."""
+    rng = np.random.default_rng(seed)
+    return sorted(rng.choice(np.array(chosen), size=size, replace=False).tolist())
+
+
 def resolve_scope(
     scope: ScopeSpec,
     entities: pd.DataFrame,
@@ -92,12 +98,10 @@ def resolve_scope(
             raise ScopeUnavailable(
                 f"scope samples {scope.sample} entities but only {len(chosen)} are available"
             )
-        rng = np.random.default_rng(scope.seed)
-        chosen = sorted(rng.choice(np.array(chosen), size=scope.sample, replace=False).tolist())
+        chosen = _seeded_sample(chosen, scope.sample, scope.seed)
     if scope.max_entities is not None and len(chosen) > scope.max_entities:
         bounded.append(f"a seeded random sample of {scope.max_entities} of its {len(chosen)}")
-        rng = np.random.default_rng(scope.seed)
-        chosen = sorted(rng.choice(np.array(chosen), size=scope.max_entities, replace=False).tolist())
+        chosen = _seeded_sample(chosen, scope.max_entities, scope.seed)
     if len(chosen) < min_entities:
         raise ScopeUnavailable(f"scope selects {len(chosen)} entities, the task needs {min_entities}")
     start, end = first_date, last_date
