@@ -16,7 +16,7 @@ from stages.catalog import load_task
 from stages.construction.drawing import Query
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope
-from stages.construction.staging import EntityRows, scoped_tables, stage_queries, stage_query, stage_task
+from stages.construction.staging import scoped_tables, stage_queries, stage_query, stage_task
 from stages.evaluation.agents.scripts.reference_models import MODELS, PARTITIONS
 from stages.tables import Table
 
@@ -71,14 +71,6 @@ def test_scoped_tables_keep_only_the_querys_entities_and_days_inclusive():
     assert len(series.frame) == 2 * 40
     assert entities.frame["gauge_id"].tolist() == ["01", "02"]
     assert series.units == repository()[0].units
-
-
-def test_entity_rows_are_the_positions_of_the_entities_rows_in_table_order():
-    keys = pd.Series(["b", "a", "c", "a", "b", "b", 7])  # a non-string key compares as its string
-    rows = EntityRows(keys)
-    assert rows.rows(("b", "a")).tolist() == [0, 1, 3, 4, 5]
-    assert rows.rows(("7", "z")).tolist() == [6]
-    assert rows.rows(("z",)).tolist() == []
 
 
 def test_a_holdout_query_publishes_its_scope_with_the_test_period_withheld(tmp_path):
