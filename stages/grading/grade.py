@@ -40,8 +40,8 @@ def _select(metric: MetricSpec, joined: pd.DataFrame, key: str, target: str, tim
     if grade.obs_quantile is not None:
         low, high = grade.obs_quantile
         by_entity = joined.groupby(key)[target]
-        keep = joined[target].between(by_entity.transform(lambda s: s.quantile(low)),
-                                      by_entity.transform(lambda s: s.quantile(high)))
+        keep = joined[target].between(by_entity.transform("quantile", low),
+                                      by_entity.transform("quantile", high))
         joined = joined[keep]
     if grade.timescale != "step":
         times = time_values(joined, time)

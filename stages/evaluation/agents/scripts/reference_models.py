@@ -106,8 +106,9 @@ def _where(artifact: dict) -> tuple[str, str, str]:
 
 
 def _times(frame: pd.DataFrame, time: str) -> pd.Series:
-    if time in YEARS:
-        return pd.to_datetime(frame[time].astype(int).astype(str) + "-01-01")
+    if time in YEARS:  # 1 January of each year
+        years = frame[time].astype(int).to_numpy() - 1970
+        return pd.Series(years.astype("datetime64[Y]").astype("datetime64[ns]"), index=frame.index, name=time)
     return instants(frame[time])
 
 
@@ -168,8 +169,9 @@ def climatology(tables: dict, scope: dict, artifact: dict, required: pd.DataFram
     public, time, target = _public(tables, artifact)
     pooled = np.nan_to_num(_seasonal(public, time, target, required[time]))
     values = pooled.copy()
+    owned = public.groupby(key).indices
     for entity, rows in required.groupby(key).indices.items():
-        own = _seasonal(public[public[key] == entity], time, target, required[time].iloc[rows])
+        own = _seasonal(public.iloc[owned.get(entity, [])], time, target, required[time].iloc[rows])
         values[rows] = np.where(np.isnan(own), pooled[rows], own)
     return _fill(required, values, artifact)
 
@@ -242,8 +244,9 @@ def linear_trend(tables: dict, scope: dict, artifact: dict, required: pd.DataFra
     owned = public.groupby(key).indices
     for entity, rows in required.groupby(key).indices.items():
         own = public.iloc[owned.get(entity, [])]
-        if len(own) >= 2 and np.ptp(_ordinal_years(own, time)) > 0:
-            slope, intercept = np.polyfit(_ordinal_years(own, time), own[target].to_numpy(dtype=float), 1)
+        years = _ordinal_years(own, time)
+        if len(own) >= 2 and np.ptp(years) > 0:
+            slope, intercept = np.polyfit(years, own[target].to_numpy(dtype=float), 1)
             values[rows] = intercept + slope * _ordinal_years(required.iloc[rows], time)
         elif len(own):
             values[rows] = own[target].mean()
@@ -273,22 +276,24 @@ def mds(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd
     values = np.full(len(required), public[target].mean() if len(public) else 0.0)
     minutes = lambda t: (t.dt.hour * 60 + t.dt.minute).to_numpy()  # noqa: E731
     day_numbers = lambda t: (t.dt.normalize() - pd.Timestamp("1970-01-01")).dt.days.to_numpy()  # noqa: E731
+    owned = public.groupby(key).indices
     for entity, rows in required.groupby(key).indices.items():
-        own = public[public[key] == entity]
-        if own.empty:
+        if entity not in owned:
             continue
+        own = public.iloc[owned[entity]]
         have, want = _times(own, time), _times(required.iloc[rows], time)
-        slot_ids = {m: i for i, m in enumerate(sorted(set(minutes(have)) | set(minutes(want))))}
-        slots = np.array([slot_ids[m] for m in minutes(have)])
-        want_slots = np.array([slot_ids[m] for m in minutes(want)])
+        have_minutes, want_minutes = minutes(have), minutes(want)
+        slot_ids = {m: i for i, m in enumerate(sorted(set(have_minutes) | set(want_minutes)))}
+        slots = np.array([slot_ids[m] for m in have_minutes])
+        want_slots = np.array([slot_ids[m] for m in want_minutes])
+        have_days, want_days = day_numbers(have), day_numbers(want)
         y = own[target].to_numpy(dtype=float)
         estimate = np.full(len(rows), np.nan)
         for radius in MDS_WINDOWS_DAYS:
             gap = np.isnan(estimate)
             if not gap.any():
                 break
-            estimate[gap] = _window_means(day_numbers(have), slots, y, day_numbers(want)[gap],
-                                          want_slots[gap], radius)
+            estimate[gap] = _window_means(have_days, slots, y, want_days[gap], want_slots[gap], radius)
         by_slot = pd.Series(y).groupby(slots).mean()
         estimate = np.where(np.isnan(estimate), by_slot.reindex(want_slots).to_numpy(), estimate)
         values[rows] = np.where(np.isnan(estimate), y.mean(), estimate)
