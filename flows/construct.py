@@ -10,7 +10,7 @@ import shutil
 import time
 from pathlib import Path
 
-from prefect import flow, task, unmapped
+from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
@@ -32,30 +32,42 @@ def extract(catalog_task: CatalogTask):
 
 
 @task(name="align", task_run_name="align {catalog_task.spec.id}", cache_policy=NO_CACHE)
-def align(catalog_task: CatalogTask, tables, key: str, queries: list, fresh: bool = True):
-    """Stage 2: stage each query's public files (its scope only) and hidden truth.
+def align(catalog_task: CatalogTask, key: str, queries: list, fresh: bool = True):
+    """Stages 1 and 2: extract the task's tables; stage each query's public files and hidden truth.
 
-    `fresh` empties the task's folder first (its first round). Returns the staged queries and the
-    discards of those that could not be staged.
+    A query's public files hold its scope only. `fresh` empties the task's folder first (its first
+    round). Returns the staged queries and the discards of those that could not be staged.
     """
     folder = task_dir(BENCHMARK, catalog_task.spec.id)
+    tables = extract(catalog_task)
     if fresh:
         staging.stage_task(catalog_task, folder)
-    return staging.stage_queries(catalog_task, tables, key, queries, folder)
+    staged = staging.stage_queries(catalog_task, tables, key, queries, folder)
+    del tables
+    # The tables end up in reference cycles that only the cyclic collector frees, and it seldom runs
+    # (large arrays do not count towards its threshold): without this a `full` build held ~1 GB more
+    # per task and the kernel killed it at 24 GB.
+    gc.collect()
+    return staged
 
 
 @task(name="label", task_run_name="label {query.task_id} {query.scope}", cache_policy=NO_CACHE)
-def label(query: drawing.Query, spec, limits, hidden, key: str, store: resume.ResumeStore):
-    """Stage 3: run the annotator script to produce the query's gold answer (or reuse a stored one)."""
+def label(query: drawing.Query, spec, limits, hidden, key: str, rel_tol: float, store: resume.ResumeStore):
+    """Stage 3: run the annotator script for the query's gold answer (or reuse a stored one).
+
+    Then stage 4 on it. Returns (gold, the discard of label or verify, or None).
+    """
     folder = task_dir(BENCHMARK, query.task_id)
     stored_as = resume.label_key(folder, query, limits, annotate.collected_files(spec))
     stored = store.label(stored_as)
-    if stored is not None:
-        return stored
-    started = time.monotonic()
-    label_, discard = annotate.label_query(spec, query, folder, limits, hidden, key)
-    store.put_label(stored_as, label_, discard, about(query, started))
-    return label_, discard
+    if stored is None:
+        started = time.monotonic()
+        stored = annotate.label_query(spec, query, folder, limits, hidden, key)
+        store.put_label(stored_as, *stored, about(query, started))
+    gold, discard = stored
+    if discard is None:
+        discard = verify(query, spec, gold, limits, hidden, rel_tol, key, store)
+    return gold, discard
 
 
 @task(name="verify", task_run_name="verify {query.task_id} {query.scope}", cache_policy=NO_CACHE)
@@ -118,25 +130,25 @@ def _next_batch(candidates: dict[str, list], verified: dict[str, list], tried: d
     return batch
 
 
-def _label_and_verify(queries: list, by_id: dict, keys: dict, settings, limits, hidden, golds: dict,
-                      verified: dict[str, list], store: resume.ResumeStore) -> list:
-    """Stages 3 and 4 for one round of queries: fills `golds` and `verified`; returns the discards."""
-    discards = []
-    labelled = label.map(queries, [by_id[q.task_id].spec for q in queries], limits=unmapped(limits),
-                         hidden=unmapped(hidden), key=[keys[q.task_id] for q in queries],
-                         store=unmapped(store)).result()
-    for query, (gold, discard) in zip(queries, labelled, strict=True):
-        if discard is None:
+def _round(batch: dict[str, list], started: set, by_id: dict, keys: dict, settings, limits, hidden,
+           golds: dict, verified: dict[str, list], store: resume.ResumeStore) -> list:
+    """One round, the four stages pipelined; fills `golds` and `verified`, returns the discards.
+
+    The flow aligns one task after another (in this process, one task's tables in memory at a
+    time) while the task runner labels and verifies the queries of those already aligned,
+    `concurrency` sandboxed annotator runs at a time: both cores work. Results are taken in each
+    task's query order, whatever order the runs finish in.
+    """
+    discards, labelled = [], []
+    for task_id, queries in batch.items():
+        staged, unstaged = align(by_id[task_id], keys[task_id], queries, fresh=task_id not in started)
+        discards += unstaged
+        labelled += [(query, label.submit(query, by_id[task_id].spec, limits, hidden, keys[task_id],
+                                          settings.verify_rel_tol, store)) for query in staged]
+    for query, future in labelled:
+        gold, discard = future.result()
+        if discard is None or discard.stage != "label":
             golds[query.query_id] = gold
-        else:
-            discards.append(discard)
-    to_verify = [q for q in queries if q.query_id in golds]
-    checks = verify.map(to_verify, [by_id[q.task_id].spec for q in to_verify],
-                        [golds[q.query_id] for q in to_verify],
-                        limits=unmapped(limits), hidden=unmapped(hidden),
-                        rel_tol=unmapped(settings.verify_rel_tol),
-                        key=[keys[q.task_id] for q in to_verify], store=unmapped(store)).result()
-    for query, discard in zip(to_verify, checks, strict=True):
         if discard is None:
             verified[query.task_id].append(query)
         else:
@@ -177,24 +189,8 @@ def build_benchmark(profile: str) -> str:
     verified: dict[str, list] = {t: [] for t in by_id}
     golds, tried, started = {}, dict.fromkeys(by_id, 0), set()
     while batch := _next_batch(candidates, verified, tried, wanted):
-        ids, queries = list(batch), []
-        # `concurrency` tasks at a time: a task's extracted tables are the size of its repository's
-        # (a whole half-hourly table at `full`), so all of them at once would not fit in memory.
-        for start in range(0, len(ids), settings.concurrency):
-            chunk = ids[start:start + settings.concurrency]
-            extracted = extract.map([by_id[t] for t in chunk])
-            aligned = align.map([by_id[t] for t in chunk], extracted, [keys[t] for t in chunk],
-                                [batch[t] for t in chunk], fresh=[t not in started for t in chunk]).result()
-            del extracted
-            # The tables end up in reference cycles that only the cyclic collector frees, and it seldom
-            # runs (large arrays do not count towards its threshold): without this a `full` build held
-            # ~1 GB more per task and the kernel killed it at 24 GB.
-            gc.collect()
-            queries += [query for staged, _ in aligned for query in staged]
-            discards += [discard for _, unstaged in aligned for discard in unstaged]
-        started.update(ids)
-        discards += _label_and_verify(queries, by_id, keys, settings, limits, hidden, golds, verified,
-                                      store)
+        discards += _round(batch, started, by_id, keys, settings, limits, hidden, golds, verified, store)
+        started.update(batch)
     for task_id, pool in candidates.items():
         discards += [drawing.Discard(task_id, q.scope, "formalize",
                                      f"query pool is full ({wanted[task_id]} queries per task)")
