@@ -71,6 +71,15 @@ def test_query_pools_reach_two_thousand_queries_at_full_with_room_for_discards(c
     assert sum(min(len(t.spec.scopes), 20) for t in catalog) >= 2000
 
 
+def test_the_short_record_and_one_year_tasks_draw_only_windows_that_short(catalog):
+    # Their question is about a short record: a longer slice added to fill the pool would change it.
+    longest = {"cropbench-short-record-bootstrap": 8, "camels-autoregressive-nowcast": 1}
+    for task in (t for t in catalog if t.spec.id in longest):
+        scopes = load_scopes(CATALOG / task.spec.domain)
+        windows = [scopes[name].years for name in task.spec.scopes]
+        assert all(w is not None and w[1] - w[0] + 1 <= longest[task.spec.id] for w in windows), task.spec.id
+
+
 def test_every_domain_bounds_the_size_of_one_query(catalog):
     # Without a bound a `full` CAMELS query covered up to 671 basins x 35 years: ~100 s per annotator
     # run against ~4 s at `default`, and ~18 h for the full build.
