@@ -18,6 +18,10 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 ALPHAS = np.logspace(-1, 3.5, 10)
+# Histogram bins per feature for boosting. An entity's record is a few hundred to a few thousand
+# days over ~250 driver features: 255 bins (the default) split almost every distinct value, and
+# building the histograms was most of a forecast's time. 63 bins fit 3.3x faster on a 500-day series.
+MAX_BINS = 63
 
 
 def linear():
@@ -39,14 +43,14 @@ def forest():
 def boosting():
     """Histogram gradient boosting, 100 shallow trees."""
     return HistGradientBoostingRegressor(max_iter=100, learning_rate=0.1, max_leaf_nodes=15,
-                                         min_samples_leaf=20, l2_regularization=1.0,
+                                         min_samples_leaf=20, l2_regularization=1.0, max_bins=MAX_BINS,
                                          early_stopping=False, random_state=0)
 
 
 def quick_boosting():
     """Histogram gradient boosting, 50 shallow trees with a larger step (a fast driver model)."""
     return HistGradientBoostingRegressor(max_iter=50, learning_rate=0.15, max_leaf_nodes=15,
-                                         min_samples_leaf=20, l2_regularization=1.0,
+                                         min_samples_leaf=20, l2_regularization=1.0, max_bins=MAX_BINS,
                                          early_stopping=False, random_state=0)
 
 
