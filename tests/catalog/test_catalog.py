@@ -64,7 +64,7 @@ def test_every_task_carries_all_four_tag_axes_and_a_source(catalog):
 
 
 def test_query_pools_reach_two_thousand_queries_at_full_with_room_for_discards(catalog):
-    # `full` keeps 20 verified queries per task; ~15 % of drawn queries are discarded (mostly at
+    # `full` keeps up to 22 verified queries per task; ~15 % of drawn queries are discarded (mostly at
     # verify), so each task lists 26 or more scopes to replace them (checked to resolve at `full`
     # without near-duplicates when they were chosen).
     assert all(len(t.spec.scopes) >= 26 for t in catalog), [t.spec.id for t in catalog if len(t.spec.scopes) < 26]
