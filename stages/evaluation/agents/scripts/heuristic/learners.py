@@ -3,7 +3,7 @@
 - `linear`: least squares with a ridge penalty on standardised features (the many correlated lag
   features make plain least squares unstable outside the training period);
 - `forest`: a random forest;
-- `boosting`: histogram gradient-boosted trees (`quick_boosting`: fewer, larger steps);
+- `boosting`: histogram gradient-boosted trees (`quick_boosting`: fewer of them);
 - `mean`: the training mean (the fallback of last resort).
 """
 
@@ -48,7 +48,7 @@ def boosting():
 
 
 def quick_boosting():
-    """Histogram gradient boosting, 50 shallow trees with a larger step (a fast driver model)."""
+    """Histogram gradient boosting, 50 shallow trees (a fast driver model)."""
     return HistGradientBoostingRegressor(max_iter=50, learning_rate=0.15, max_leaf_nodes=15,
                                          min_samples_leaf=20, l2_regularization=1.0, max_bins=MAX_BINS,
                                          early_stopping=False, random_state=0)
