@@ -13,6 +13,7 @@ METRICS = Path("processed/metrics")
 JUDGEMENTS = Path("processed/judgements")  # the optional MR judge's verdicts (judge@<agent>)
 SCORES = Path("processed/scores")  # per-query scores of each agent (score@<agent>)
 REPORTS = Path("processed/reports")
+RELEASE = Path("processed/release")  # what a publisher uploads: public files + croissant.json + DATASHEET.md
 
 
 def task_dir(benchmark: Path, task_id: str) -> Path:

@@ -7,6 +7,7 @@ blocks are validated by the `Params` model of the module the registry names.
 from __future__ import annotations
 
 import warnings
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
@@ -182,6 +183,27 @@ class PriceTable(Section):
     models: dict[str, ModelPrice] = {}
 
 
+class Creator(Section):
+    """A person credited in the release's Croissant file."""
+
+    name: str
+    url: str | None = None
+
+
+class CardParams(Section):
+    """What only the publisher can say about a release (`card`: processed/release/)."""
+
+    name: str = "scibench"
+    description: str = "Benchmark tasks for AI agents that analyse scientific data."
+    version: str | None = None  # None: the scibench package's version
+    url: str | None = None  # where the release is published
+    license: str | None = None  # an SPDX id or a URL; None: not chosen yet (the card says so)
+    creators: list[Creator] = []
+    cite_as: str | None = None  # a BibTeX entry
+    date_published: date | None = None
+    base_url: str | None = None  # prefix of contentUrl (None: paths relative to croissant.json)
+
+
 class AgentParams(Section):
     """One configured agent: its kind (a key of `stages.evaluation.agents.AGENTS`) and kind-specific options."""
 
@@ -209,6 +231,7 @@ with warnings.catch_warnings():
         prices: PriceTable | None = None
         scoring: ScoringParams = ScoringParams()
         judge: JudgeParams = JudgeParams()
+        card: CardParams = CardParams()
 
 
 class ParamsError(ValueError):

@@ -155,6 +155,16 @@ def test_no_gold_citation_or_private_path_reaches_an_agent(built):
     for text in list(queries["prompt"]) + public_text:
         for secret in secrets:
             assert secret not in text, f"{secret!r} reached a prompt or public file"
+    # The release's card must credit the data products its values come from (CAMELS' terms ask for
+    # both papers); a task that adapts a data product's own paper shares that citation, and the card
+    # never says which task it is. Every other secret stays out of the card.
+    products = " ".join(str(source.get("citation")) + str(source.get("stands_in_for"))
+                        for manifest in (built["project"] / "processed/repositories").glob("*/manifest.json")
+                        for source in json.loads(manifest.read_text())["sources"].values())
+    release = built["project"] / "processed/release"
+    for text in [(release / "croissant.json").read_text(), (release / "DATASHEET.md").read_text()]:
+        for secret in secrets:
+            assert secret not in text or secret in products, f"{secret!r} reached the release's card"
 
 
 def _numbers(value):
@@ -298,3 +308,37 @@ def test_scoring_again_gives_byte_identical_metrics(built):
     assert [path.read_bytes() for path in files] == before
     tasks = json.loads(files[1].read_text())["tasks"]
     assert all(entry["score"] == 100.0 for entry in tasks.values())
+
+
+def test_the_release_holds_the_public_files_only_and_a_valid_croissant_file(built):
+    import mlcroissant as mlc
+
+    benchmark, release = built["project"] / "processed/benchmark", built["project"] / "processed/release"
+    queries = pd.read_parquet(benchmark / "queries.parquet")
+    public = {f"workspaces/{p.parent.name}/{p.name}" for p in benchmark.glob("tasks/*/public/*/*")}
+    shipped = {str(p.relative_to(release)) for p in release.rglob("*") if p.is_file()}
+    assert shipped == public | {"queries.parquet", "croissant.json", "DATASHEET.md"}
+    assert len({path.split("/")[1] for path in public}) == len(queries)
+    dataset = mlc.Dataset(jsonld=release / "croissant.json")
+    assert dataset.metadata.ctx.issues.errors == set()
+    records = list(dataset.records("queries"))
+    assert sorted(r["queries/query_id"].decode() for r in records) == sorted(queries["query_id"])
+    document = json.loads((release / "croissant.json").read_text())
+    assert document["conformsTo"] == "http://mlcommons.org/croissant/1.0"
+    for field in ("rai:dataCollection", "rai:dataLimitations", "rai:dataBiases", "rai:dataUseCases",
+                  "rai:personalSensitiveInformation", "rai:dataReleaseMaintenancePlan",
+                  "rai:dataAnnotationProtocol"):
+        assert document[field], field
+    verification = json.loads((benchmark / "verification.json").read_text())
+    sheet = (release / "DATASHEET.md").read_text()
+    assert f"{verification['queries_drawn']} queries drawn from the tasks' scopes and " \
+           f"{verification['queries_verified']} kept" in sheet
+    assert f"{len(queries)} queries" in sheet
+
+
+def test_the_card_is_rebuilt_byte_identical(built):
+    project, env = built["project"], built["env"]
+    files = [project / "processed/release/croissant.json", project / "processed/release/DATASHEET.md"]
+    before = [path.read_bytes() for path in files]
+    run([sys.executable, "-m", "stages.card"], project, env)
+    assert [path.read_bytes() for path in files] == before
