@@ -26,7 +26,11 @@ STBENCH_CATEGORIES = (
     "model_comparison", "model_distillation", "novel_metrics", "performance_stratification",
     "prediction_modeling", "sampling", "transfer_learning", "up_downscaling",
 )
-HYPOTHESIS_TYPES = ("hypothesis_testing", "causal_inference", "statistical_inference")
+# MoSciBench's problem types (its five: causal inference, correlation analysis, pattern discovery,
+# comparative analysis, trend analysis) plus the two general ones the first hypothesis tasks used.
+HYPOTHESIS_TYPES = ("causal_inference", "correlation_analysis", "pattern_discovery",
+                    "comparative_analysis", "trend_analysis", "hypothesis_testing",
+                    "statistical_inference")
 Category = Literal[STBENCH_CATEGORIES + HYPOTHESIS_TYPES]  # type: ignore[valid-type]
 
 TARGET_PATTERN = re.compile(r"^\s*(>=|<=|>|<|==)\s*(-?\d+(\.\d+)?([eE]-?\d+)?)\s*$")
@@ -218,11 +222,50 @@ class TruthSpec(Strict):
         return self
 
 
+class NativeSpec(Strict):
+    """A modality staged apart, in the format it is analysed in, for the agent to align itself.
+
+    - `netcdf_grid`: the repository's gridded NetCDF file cut to the query's period and to the
+      smallest lat/lon rectangle around its cells; cells of the rectangle outside the scope are
+      fill. `variables` names the grid variables kept.
+    - `geotiff`: one GeoTIFF per layer (`relief`, `ndvi_<yyyymmdd>`), the mosaic cut to the query's
+      footprint (plus `margin_deg`) in the mosaic's own projection; no per-entity statistic.
+
+    `path` is where it lands under `data/` (a folder for `geotiff`, a file otherwise).
+    """
+
+    kind: Literal["netcdf_grid", "geotiff"]
+    path: str = Field(pattern=r"^[a-z][a-z0-9_]*(\.nc)?$")
+    variables: list[str] = Field(min_length=1)
+    margin_deg: float = Field(0.0, ge=0.0, le=5.0)
+
+
 class DataSpec(Strict):
-    """Repository tables and columns staged for the agent as public files."""
+    """Repository tables and columns staged for the agent as public files, and native modalities."""
 
     repository: str
     tables: dict[str, list[str]]
+    native: list[NativeSpec] = []
+
+
+class CheckpointSpec(Strict):
+    """An intermediate the agent may write, compared with the annotator's to attribute a wrong answer.
+
+    `stage` says which step it checks: `alignment` (the joined keys: which entities were matched,
+    and the values carried across the join) or `modeling` (the per-entity feature or fit the answer
+    is computed from). Rows are matched on `key`; `columns` are compared within `abs_tol` +
+    `rel_tol` x |annotator's value|; a checkpoint matches when the keys are the same set and at
+    least `min_share` of the compared values agree.
+    """
+
+    file: str = Field(pattern=r"^[a-z][a-z0-9_]*\.parquet$")
+    stage: Literal["alignment", "modeling"]
+    description: str
+    key: list[str] = Field(min_length=1)
+    columns: list[str] = Field(min_length=1)
+    abs_tol: float = Field(0.0, ge=0.0)
+    rel_tol: float = Field(0.05, ge=0.0)
+    min_share: float = Field(0.9, gt=0.0, le=1.0)
 
 
 class TaskSpec(Strict):
@@ -245,6 +288,17 @@ class TaskSpec(Strict):
     artifact: ArtifactSpec | None = None
     truth: TruthSpec | None = None
     reference_models: list[str] = []
+    checkpoints: list[CheckpointSpec] = []
+
+    @model_validator(mode="after")
+    def _checkpoints_are_distinct(self) -> TaskSpec:
+        files = [c.file for c in self.checkpoints]
+        stages = [c.stage for c in self.checkpoints]
+        if len(set(files)) != len(files) or len(set(stages)) != len(stages):
+            raise ValueError(f"checkpoints need distinct files and one per stage: {files} {stages}")
+        if self.artifact is not None and self.artifact.file in files:
+            raise ValueError(f"checkpoint {self.artifact.file} is also the artifact")
+        return self
 
     @model_validator(mode="after")
     def _grading_fits(self) -> TaskSpec:

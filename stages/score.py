@@ -36,6 +36,7 @@ from stages.params import load_params
 from stages.scoring.aggregate import summarize, task_scores
 from stages.scoring.judge import JudgeIdentity, load_verdicts, summarize_verdicts
 from stages.scoring.outcomes import Execution
+from stages.scoring.attribution import attribute
 from stages.scoring.query import Grading, QueryScore, score_query
 from stages.scoring.suite import query_frame, suite
 from stages.version import benchmark_version
@@ -85,14 +86,28 @@ def execution_of(task: BuiltTask, query_id: str, record: JournalRecord, key: str
     return result.execution, result.honesty
 
 
+def checkpoint_attribution(task: BuiltTask, query_id: str, record: JournalRecord, score: QueryScore,
+                           artifacts: Path) -> str | None:
+    """The failed query's error class from the agent's checkpoints (`stages.scoring.attribution`)."""
+    if not task.spec.checkpoints:
+        return None
+    written = {}
+    for name, sha in record.checkpoints.items():
+        if not SHA256.fullmatch(sha):
+            raise ValueError(f"journal record {record.key}: checkpoint id {sha!r} is not a sha256")
+        written[name] = (artifacts / sha).read_bytes()
+    return attribute(task.spec, score.pass_rate >= 1.0, written,
+                     task.records[query_id].get("checkpoints") or {})
+
+
 def score_split(
     queries: pd.DataFrame, records: dict[str, JournalRecord], keys: dict[str, str], benchmark: Path,
     artifacts: Path,
-) -> tuple[dict[str, list[tuple[str, QueryScore]]], dict[str, Counter]]:
+) -> tuple[dict[str, list[tuple[str, QueryScore]]], dict[str, Counter], dict[str, str | None]]:
     """Score every query of the split from its journal record, grouped by task.
 
-    Returns (query id, score) pairs per task, in query id order, and the honesty verdicts per
-    task (graded tasks only).
+    Returns (query id, score) pairs per task, in query id order, the honesty verdicts per task
+    (graded tasks only) and each query's checkpoint attribution (None: passed or no checkpoints).
     """
     missing = sorted(q for q, k in keys.items() if k not in records)
     if missing:
@@ -100,6 +115,7 @@ def score_split(
                           "run the evaluate stage first")
     per_task: dict[str, list[tuple[str, QueryScore]]] = defaultdict(list)
     honesty: dict[str, Counter] = {}
+    attributions: dict[str, str | None] = {}
     for task_id, group in queries.groupby("task_id", sort=True):
         task = load_private(benchmark, task_id)
         prompts = dict(zip(group["query_id"], group["prompt"], strict=True))
@@ -109,10 +125,12 @@ def score_split(
                                               entity_key, artifacts)
             if task.spec.artifact is not None:
                 honesty.setdefault(task_id, Counter())[str(verdict)] += 1
-            per_task[task_id].append((query_id, score_query(task.spec.answer, execution,
-                                                            task.records[query_id]["gold"],
-                                                            task.grading(query_id))))
-    return dict(per_task), honesty
+            score = score_query(task.spec.answer, execution, task.records[query_id]["gold"],
+                                task.grading(query_id))
+            per_task[task_id].append((query_id, score))
+            attributions[query_id] = checkpoint_attribution(task, query_id, records[keys[query_id]],
+                                                            score, artifacts)
+    return dict(per_task), honesty, attributions
 
 
 def honesty_summary(honesty: dict[str, Counter]) -> dict:
@@ -156,9 +174,10 @@ def main() -> None:
             for row in queries.itertuples()}
     journal = Journal(journal_path(RUNS, args.agent))
     records = journal.latest()
-    scored, honesty = score_split(queries, records, keys, BENCHMARK, RUNS / args.agent / "artifacts")
+    scored, honesty, attributions = score_split(queries, records, keys, BENCHMARK,
+                                                RUNS / args.agent / "artifacts")
     summary = summarize({task_id: [score for _, score in pairs] for task_id, pairs in scored.items()})
-    frame = query_frame(scored, {query_id: records[key] for query_id, key in keys.items()})
+    frame = query_frame(scored, {query_id: records[key] for query_id, key in keys.items()}, attributions)
     specs = {task_id: load_private(BENCHMARK, task_id).spec for task_id in scored}
     settings = params.scoring
     summary.update(suite(frame, task_scores(summary), specs, settings.resamples, settings.level,

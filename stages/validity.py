@@ -60,11 +60,27 @@ def _spread(values: list[float]) -> dict:
             "max": round(max(values), 6)} if values else {"n": 0}
 
 
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def typed_spread(answers: list) -> dict:
+    """Spread of non-numeric golds (coordinates, lists, categories, booleans): the most common
+    answer's share is the best constant's (each is compared exactly or within a tolerance far
+    smaller than the distance between two distinct golds)."""
+    canonical = Counter(json.dumps(a, sort_keys=True) for a in answers)
+    constant, hits = canonical.most_common(1)[0]
+    return {"kind": "hypothesis", "gold": {"n": len(answers), "distinct": len(canonical)},
+            "best_constant": json.loads(constant), "best_constant_share": round(hits / len(answers), 6)}
+
+
 def gold_spread(benchmark: Path, task_id: str) -> dict:
     """Spread of the gold (and of each reference model's values) across the task's kept queries."""
     private = task_dir(benchmark, task_id) / "private"
     records = json.loads((private / "queries.json").read_text())
     golds = [r["gold"] for r in records.values()]
+    if "answer" in golds[0] and not all(_is_number(g["answer"]) for g in golds):
+        return typed_spread([g["answer"] for g in golds])
     if "answer" in golds[0]:
         values = [float(g["answer"]) for g in golds]
         default_tol = [max(0.0, r["tolerance"] or 0.0) for r in records.values()]
@@ -111,7 +127,9 @@ def gate_failures(task_id: str, scores: dict[str, float | None], spread: dict,
     failures += candidate_task_failures(task_id, scores, settings)
     share = spread.get("best_constant_share")
     if share is not None and share > gates.constant_max_share:
-        failures.append(f"{task_id}: golds are near-constant: the answer {spread['best_constant']:.4g} "
+        constant = spread["best_constant"]
+        shown = f"{constant:.4g}" if _is_number(constant) else json.dumps(constant)
+        failures.append(f"{task_id}: golds are near-constant: the answer {shown} "
                         f"matches {share:.0%} of queries, the gate allows "
                         f"{gates.constant_max_share:.0%}")
     return failures

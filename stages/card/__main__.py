@@ -9,7 +9,6 @@ before the stage succeeds; its warnings (e.g. no license chosen yet) are printed
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import sys
 from importlib import metadata
@@ -22,14 +21,7 @@ from stages.card.datasheet import datasheet
 from stages.card.facts import read_facts
 from stages.layout import BENCHMARK, RELEASE, REPORTS, REPOSITORIES, task_dir
 from stages.params import load_params
-
-
-def _link(source: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copyfile(source, target)
+from stages.workspace import link_file, link_tree
 
 
 def assemble(benchmark: Path, release: Path) -> int:
@@ -37,14 +29,12 @@ def assemble(benchmark: Path, release: Path) -> int:
     if release.exists():
         shutil.rmtree(release)
     release.mkdir(parents=True)
-    _link(benchmark / "queries.parquet", release / "queries.parquet")
+    link_file(benchmark / "queries.parquet", release / "queries.parquet")
     queries = pd.read_parquet(benchmark / "queries.parquet", columns=["query_id", "task_id"])
     files = 1
     for query_id, task_id in queries.itertuples(index=False):
         public = task_dir(benchmark, task_id) / "public" / query_id
-        for source in sorted(p for p in public.rglob("*") if p.is_file()):
-            _link(source, release / "workspaces" / query_id / source.relative_to(public))
-            files += 1
+        files += link_tree(public, release / "workspaces" / query_id)
     return files
 
 

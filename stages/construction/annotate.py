@@ -7,8 +7,11 @@ sandbox). What it hands in is graded like an agent's hand-in:
 - a hypothesis task's gold is the annotator's answer; with a bootstrap spec, the annotator also
   writes `work/bootstrap.json` (the statistic on resamples of the scope's entities), from which the
   query's tolerance is set, or the query is discarded as unstable.
+A task with checkpoints (`TaskSpec.checkpoints`) has the annotator write them too; they are kept
+with the gold, as JSON records, for `stages.scoring.attribution`.
 Verification re-runs the script in a fresh sandbox and checks that it reproduces the gold within
-tolerance and that the gold clears the task's own targets (including its reference models).
+tolerance (and its checkpoints) and that the gold clears the task's own targets (including its
+reference models).
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ from stages.evaluation.runner import Attempt, run_query
 from stages.grading.recompute import recompute
 from stages.grading.references import read_references
 from stages.sandbox import Limits
+from stages.scoring.attribution import CheckpointError, read_checkpoint
+from stages.scoring.attribution import matches as checkpoint_matches
+from stages.scoring.attribution import records as checkpoint_records
 from stages.scoring.outcomes import Execution, Outcome
 from stages.scoring.query import GoldError, Grading, other_references, score_query
 
@@ -42,6 +48,7 @@ class Label:
     reported: dict | None = None
     tolerance: float | None = None
     bootstrap_sd: float | None = None
+    checkpoints: dict[str, list[dict]] | None = None  # file -> the annotator's rows
 
 
 class LabelProblem(ValueError):
@@ -68,10 +75,27 @@ def _failure(attempt: Attempt) -> str | None:
 
 
 def collected_files(task: TaskSpec) -> tuple[str, ...]:
-    """The files of `work/` taken besides answer.json: the artifact and the bootstrap."""
+    """The files of `work/` taken besides answer.json: the artifact, the bootstrap, the checkpoints."""
     names = (task.artifact.file,) if task.artifact is not None else ()
     hypothesis = task.answer.hypothesis
-    return names + ((BOOTSTRAP_FILE,) if hypothesis and hypothesis.bootstrap else ())
+    names += (BOOTSTRAP_FILE,) if hypothesis and hypothesis.bootstrap else ()
+    return names + tuple(c.file for c in task.checkpoints)
+
+
+def _checkpoints(task: TaskSpec, attempt: Attempt) -> dict[str, list[dict]] | None:
+    """The annotator's checkpoints as records; every declared one must be written and readable."""
+    if not task.checkpoints:
+        return None
+    out = {}
+    for spec in task.checkpoints:
+        collected = attempt.files.get(spec.file)
+        if collected is None or collected.data is None:
+            raise LabelProblem(f"annotator wrote no readable work/{spec.file}")
+        try:
+            out[spec.file] = checkpoint_records(spec, read_checkpoint(spec, collected.data))
+        except CheckpointError as error:
+            raise LabelProblem(f"annotator checkpoint: {error}") from error
+    return out
 
 
 def run_annotator(task: TaskSpec, query: Query, task_dir: Path, limits: Limits,
@@ -128,17 +152,27 @@ def measure(task: TaskSpec, query: Query, task_dir: Path, attempt: Attempt, key:
         reported = json.loads(attempt.answer_text)
     except json.JSONDecodeError as error:
         raise LabelProblem(f"annotator answer is not JSON: {error}") from error
+    checkpoints = _checkpoints(task, attempt)
     if task.artifact is not None:
         gold = _graded_gold(task, attempt, task_dir / "private" / query.query_id, key)
-        return Label(gold, reported)
+        return Label(gold, reported, checkpoints=checkpoints)
     hypothesis = task.answer.hypothesis
     if hypothesis is not None and hypothesis.bootstrap is not None:
         answer = reported.get("answer") if isinstance(reported, dict) else None
         if not isinstance(answer, int | float) or isinstance(answer, bool):
             raise LabelProblem(f"annotator answer {answer!r} is not a number")
         tolerance, sd = _bootstrap(task, attempt, float(answer))
-        return Label(reported, None, round(tolerance, 9), round(sd, 9))
-    return Label(reported)
+        return Label(reported, None, round(tolerance, 9), round(sd, 9), checkpoints)
+    return Label(reported, checkpoints=checkpoints)
+
+
+def _checkpoints_differ(task: TaskSpec, label: Label, again: Label) -> str | None:
+    """The first checkpoint the re-run did not reproduce, named, or None."""
+    for spec in task.checkpoints:
+        frame = pd.DataFrame(again.checkpoints[spec.file], columns=spec.key + spec.columns)
+        if not checkpoint_matches(spec, frame, label.checkpoints[spec.file]):
+            return f"re-run does not reproduce checkpoint work/{spec.file}"
+    return None
 
 
 def query_grading(task_dir: Path, query_id: str, label: Label) -> Grading:
@@ -196,6 +230,8 @@ def verify_query(task: TaskSpec, query: Query, label: Label, task_dir: Path, lim
                                                                  hidden), key)
             if not answers_agree(label.gold, again.gold, rel_tol):
                 problem = f"re-run does not reproduce the gold within rel_tol={rel_tol}"
+            elif task.checkpoints:
+                problem = _checkpoints_differ(task, label, again)
         except LabelProblem as error:
             problem = f"re-run: {error}"
     if problem is None:

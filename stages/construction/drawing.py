@@ -169,5 +169,6 @@ def write_private_queries(private_dir: Path, queries: list[Query], labels: dict)
                             "gold": labels[q.query_id].gold,
                             "reported": labels[q.query_id].reported,
                             "tolerance": labels[q.query_id].tolerance,
-                            "bootstrap_sd": labels[q.query_id].bootstrap_sd} for q in queries}
+                            "bootstrap_sd": labels[q.query_id].bootstrap_sd,
+                            "checkpoints": labels[q.query_id].checkpoints} for q in queries}
     (private_dir / "queries.json").write_text(json.dumps(records, sort_keys=True, indent=2) + "\n")

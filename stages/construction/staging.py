@@ -2,7 +2,9 @@
 
 Layout under a built task (`stages.layout.task_dir`)::
 
-    public/<query_id>/    the query's Parquet tables + README.md (read-only; what a workspace links)
+    public/<query_id>/    the query's Parquet tables, native files (a multimodal task's NetCDF grid,
+                          GeoTIFF layers; `stages.construction.native`) + README.md (read-only;
+                          what a workspace links)
     private/<query_id>/   truth.parquet, required.parquet (rows the artifact owes), references.json
     private/annotator/    reproduce.py + the domain's annotator library
     private/task.yaml
@@ -23,10 +25,12 @@ import pandas as pd
 
 from stages.catalog import CatalogTask
 from stages.construction.drawing import Discard, Query, data_readme
+from stages.construction.native import stage_native
 from stages.construction.prompts import ARTIFACT_BLOCK
 from stages.grading.references import grade_references
 from stages.grading.truth import TIMESTAMP_COLUMNS, YEAR_COLUMNS, instants, withhold
 from stages.hashing import write_json
+from stages.layout import REPOSITORIES
 from stages.repository import write_parquet, write_tables
 from stages.tables import Table
 
@@ -63,12 +67,27 @@ def stage_task(task: CatalogTask, task_dir: Path) -> None:
     (task_dir / "public").mkdir()
 
 
-def _readme(task: CatalogTask, tables: list[Table], note: str) -> str:
-    return data_readme(task.spec.id, tables) + (f"\n{note}\n" if note else "")
+def _readme(task: CatalogTask, tables: list[Table], note: str, native: list[str]) -> str:
+    text = data_readme(task.spec.id, tables) + (f"\n{note}\n" if note else "")
+    if native:
+        text += "\n## Files in their own formats\n\n" + "\n".join(native) + "\n"
+    return text
 
 
-def stage_query(task: CatalogTask, tables: list[Table], key: str, query: Query, task_dir: Path) -> Path:
-    """Write the query's public files and its private truth; returns the public folder."""
+def _read_only(folder: Path) -> None:
+    """Files read-only; folders stay writable so the build can replace them (the sandbox mounts
+    `data/` read-only whatever its modes)."""
+    for path in folder.rglob("*"):
+        if path.is_file():
+            path.chmod(0o444)
+
+
+def stage_query(task: CatalogTask, tables: list[Table], key: str, query: Query, task_dir: Path,
+                repository: Path | None = None) -> Path:
+    """Write the query's public files and its private truth; returns the public folder.
+
+    `repository` (the task's by default) holds the native files a multimodal task stages apart.
+    """
     public, private = task_dir / "public" / query.query_id, task_dir / "private" / query.query_id
     shutil.rmtree(public, ignore_errors=True)
     private.mkdir(parents=True, exist_ok=True)
@@ -92,14 +111,15 @@ def stage_query(task: CatalogTask, tables: list[Table], key: str, query: Query, 
         write_json(private / "references.json", references)
     write_tables(public, scoped, {"kind": "public", "task": spec.id})
     (public / "manifest.json").unlink()
-    (public / "README.md").write_text(_readme(task, scoped, note))
-    for path in public.iterdir():
-        path.chmod(0o444)
+    native = stage_native(spec.data.native, repository or REPOSITORIES / spec.data.repository, key,
+                          list(query.entities), query.start, query.end, public)
+    (public / "README.md").write_text(_readme(task, scoped, note, native))
+    _read_only(public)
     return public
 
 
 def stage_queries(task: CatalogTask, tables: list[Table], key: str, queries: list[Query],
-                  task_dir: Path) -> tuple[list[Query], list[Discard]]:
+                  task_dir: Path, repository: Path | None = None) -> tuple[list[Query], list[Discard]]:
     """Stage every query; return the staged ones and the discards.
 
     A query whose truth or reference models cannot be formed on its data (e.g. a site that never
@@ -109,7 +129,7 @@ def stage_queries(task: CatalogTask, tables: list[Table], key: str, queries: lis
     staged, discards = [], []
     for query in queries:
         try:
-            stage_query(task, tables, key, query, task_dir)
+            stage_query(task, tables, key, query, task_dir, repository)
         except Exception as error:  # noqa: BLE001 - any failure on one query's data is that query's
             for side in ("public", "private"):
                 shutil.rmtree(task_dir / side / query.query_id, ignore_errors=True)

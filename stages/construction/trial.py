@@ -25,6 +25,7 @@ from stages.construction import annotate, drawing, staging
 from stages.construction.scopes import parse_scope_block
 from stages.evaluation.agents import AGENTS
 from stages.evaluation.agents.program import QueryContext
+from stages.scoring.attribution import attribute
 from stages.evaluation.harness import run_attempt
 from stages.evaluation.runner import sandbox_limits
 from stages.grading.recompute import recompute
@@ -72,19 +73,22 @@ def build(task, queries, key: str, folder: Path, limits, hidden) -> tuple[dict, 
                 labels[query.query_id] = label
             else:
                 discards.append(discard)
-    records = {q.query_id: {"gold": labels[q.query_id].gold, "tolerance": labels[q.query_id].tolerance}
+    records = {q.query_id: {"gold": labels[q.query_id].gold, "tolerance": labels[q.query_id].tolerance,
+                            "checkpoints": labels[q.query_id].checkpoints}
                for q in queries if q.query_id in labels}
     (folder / "private" / "queries.json").write_text(json.dumps(records, indent=2, sort_keys=True))
     return labels, discards, seconds
 
 
-def run_agent(name: str, task, query, folder: Path, gold: dict, limits, hidden) -> str:
-    """Run one agent on one query and grade it: 'pass', 'fail (...)' or the outcome."""
+def run_agent(name: str, task, query, folder: Path, label, limits, hidden) -> str:
+    """Run one agent on one query and grade it: outcome, checks passed, values, error class, time."""
+    gold = label.gold
     params = load_params()
     agent = params.agents[name]
     context = QueryContext(query.query_id, task.spec.id, folder / "private", None)
     program = AGENTS[agent.kind](agent.options, context)
     collect = (task.spec.artifact.file,) if task.spec.artifact is not None else ()
+    collect += tuple(c.file for c in task.spec.checkpoints)
     attempt, _ = run_attempt(query.prompt, folder / "public" / query.query_id, program, limits,
                              hidden, False, collect=collect)
     execution = Execution(attempt.exit_code, attempt.timed_out, attempt.infra_error,
@@ -103,7 +107,12 @@ def run_agent(name: str, task, query, folder: Path, gold: dict, limits, hidden) 
     values = json.loads(execution.answer_text or "{}").get("metrics", {}) if execution.answer_text else {}
     shown = ", ".join(f"{k} {v:.3g}" for k, v in sorted(values.items()) if isinstance(v, int | float))
     passed = sum(score.metric_passes.values())
-    return f"{score.outcome.value} {passed}/{len(score.metric_passes)} [{shown}] {attempt.wall_seconds:.1f}s"
+    written = {name: f.data for name, f in attempt.files.items() if f.data is not None}
+    error = attribute(task.spec, score.pass_rate >= 1.0, written, label.checkpoints or {})
+    if not shown and execution.answer_text:
+        shown = " ".join(execution.answer_text.split())[:60]
+    return (f"{score.outcome.value} {passed}/{len(score.metric_passes)} [{shown}]"
+            + (f" error: {error}" if error else "") + f" {attempt.wall_seconds:.1f}s")
 
 
 def main() -> None:
@@ -137,9 +146,9 @@ def main() -> None:
         print(f"  gold: {labels[query.query_id].gold}")
         for name, values in refs.items():
             print(f"  ref {name}: {values}")
-        gold = labels[query.query_id].gold
+        label = labels[query.query_id]
         with ThreadPoolExecutor(2) as pool:
-            results = pool.map(lambda a, q=query, g=gold: (a, run_agent(a, task, q, folder, g, limits, hidden)),
+            results = pool.map(lambda a, q=query, g=label: (a, run_agent(a, task, q, folder, g, limits, hidden)),
                                agents)
             for name, result in results:
                 print(f"  {name}: {result}")

@@ -13,6 +13,8 @@ images show over the same ground. Keys: `cell_id` (``lat<row>_lon<col>``) for en
   the file's.
 - with the `imagery` source: `image_stats` (cell_id, variable, date), `image_static` (cell_id,
   variable) over the cell's lon/lat box, and summary columns on `entities` (see `imagery_join`).
+- `native_files`: the NetCDF grid and the GeoTIFF layers themselves, for tasks that stage them
+  apart (see `native_files`).
 
 Only rectilinear grids of daily (midnight UTC) steps are joined; anything else raises an error
 naming the file.
@@ -25,6 +27,7 @@ import pandas as pd
 
 from stages.domains.gridcells_series import daily_stream, read_daily_grid
 from stages.domains.imagery_join import entity_imagery
+from stages.domains.native_files import grid_file, imagery_files, native_files_table
 from stages.sources.imagery_mosaic import LonLatBox
 from stages.tables import Table
 
@@ -52,14 +55,17 @@ def align(inputs: dict) -> list:
     entities = every_cell[grid.simulated().any(axis=1)].reset_index(drop=True)
     units = dict(CELL_UNITS)
     image_tables = []
+    native = [grid_file(source.manifest["provenance"]["raw_dir"], files[0])]
     if IMAGERY in inputs:
+        native += imagery_files(inputs[IMAGERY])
         footprints = [LonLatBox(*bounds) for bounds in entities[
             ["lon_west_deg", "lat_south_deg", "lon_east_deg", "lat_north_deg"]].itertuples(index=False)]
         joined = entity_imagery(inputs[IMAGERY], entities, [ENTITY_KEY], footprints)
         entities = entities.merge(joined.summary, on=ENTITY_KEY, how="left", validate="one_to_one")
         units |= joined.summary_units
         image_tables = joined.tables
-    return [Table("entities", entities, (ENTITY_KEY,), units), daily_stream(grid, ENTITY_KEY), *image_tables]
+    return [Table("entities", entities, (ENTITY_KEY,), units), daily_stream(grid, ENTITY_KEY), *image_tables,
+            native_files_table(native)]
 
 
 def cell_bounds(file: str, cells: pd.DataFrame) -> pd.DataFrame:

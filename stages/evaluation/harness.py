@@ -107,22 +107,26 @@ def evaluate_query(
     """Run the agent on one query; infrastructure failures are retried, never scored as the agent's.
 
     The task's artifact, when it declares one, is kept in `artifacts` under its sha256 before the
-    record is returned; the record names it (or says why it was not taken).
+    record is returned; the record names it (or says why it was not taken). So are the checkpoints
+    the agent wrote (`TaskSpec.checkpoints`), which only attribute errors and are never scored.
     """
     folder = task_dir(benchmark, query["task_id"])
     context = QueryContext(query["query_id"], query["task_id"], folder / "private", agent.prices)
     program = AGENTS[agent.params.kind](agent.params.options, context)
     spec = built_task(benchmark, query["task_id"])
     artifact_name = spec.artifact.file if spec.artifact is not None else None
+    checkpoint_names = tuple(c.file for c in spec.checkpoints)
     attempts = 0
     while True:
         attempts += 1
         attempt, report = run_attempt(query["prompt"], folder / "public" / query["query_id"], program,
                                       limits, hidden, unsafe_no_sandbox,
-                                      collect=(artifact_name,) if artifact_name else ())
+                                      collect=((artifact_name,) if artifact_name else ()) + checkpoint_names)
         if attempt.infra_error is None or attempts > infra_retries:
             break
     artifact_sha256, artifact_problem = _artifact(attempt, artifact_name, artifacts)
+    checkpoints = {name: sha for name in checkpoint_names
+                   if (sha := _artifact(attempt, name, artifacts)[0]) is not None}
     return JournalRecord(
         key=record_key(query["task_hash"], query["query_id"], agent.agent_hash, agent.model),
         query_id=query["query_id"],
@@ -138,6 +142,7 @@ def evaluate_query(
         answer_problem=attempt.answer_problem,
         artifact_sha256=artifact_sha256,
         artifact_problem=artifact_problem,
+        checkpoints=checkpoints,
         limits_hit=list(attempt.limits_hit),
         attempts=attempts,
         wall_seconds=attempt.wall_seconds,

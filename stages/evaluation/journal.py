@@ -95,6 +95,7 @@ class JournalRecord(BaseModel):
     answer_problem: str | None = None
     artifact_sha256: str | None = None  # the artifact's bytes: <runs>/<agent>/artifacts/<sha256>
     artifact_problem: str | None = None  # why an artifact that exists was not taken
+    checkpoints: dict[str, str] = {}  # checkpoint file -> sha256 of its bytes under artifacts/
     tokens: int = 0  # prompt + completion tokens of the scored attempt
     cost_usd: float | None = 0.0  # None: a call's price or usage is unknown (see usage.flags)
     stdout: str = ""

@@ -5,10 +5,14 @@ outcome, pass rate (`q`, 0 unless realistic), reward and what the run cost (wall
 tokens, cost, attempts). Infra errors stay in the table and are counted; they are left out of every
 rate, as in `aggregate.summarize`.
 
-Error attribution follows MoSciBench's three classes, decided from the outcome alone (no judge):
-`alignment` - the hand-in does not answer the question asked (no output, unparseable, unrealistic);
-`modeling` - the analysis did not run to an answer (exec error, timeout);
-`reasoning` - an answer was handed in and graded, and at least one check failed.
+Error attribution follows MoSciBench's three classes, two ways, both without a judge:
+- by outcome (`errors`), for every task: `alignment` - the hand-in does not answer the question
+  asked (no output, unparseable, unrealistic); `modeling` - the analysis did not run to an answer
+  (exec error, timeout); `reasoning` - an answer was handed in and graded, and a check failed;
+- by checkpoint (`attribution`), for the tasks that declare checkpoints: the agent's intermediate
+  files against the annotator's (`stages.scoring.attribution`), with `unattributed` where the agent
+  wrote none that decides it. Shares are of all scored runs of those tasks (MoSciBench's base:
+  o4-mini ReAct 31.8 % alignment, 13.6 % modeling, 5.7 % reasoning) and of the failed ones.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import pandas as pd
 from stages.catalog import TaskSpec
 from stages.evaluation.journal import JournalRecord
 from stages.scoring.intervals import mean_interval, task_resamples
+from stages.scoring.attribution import CLASSES as ATTRIBUTION_CLASSES
 from stages.scoring.outcomes import Outcome
 from stages.scoring.query import QueryScore
 
@@ -35,12 +40,18 @@ DIGITS = 6
 TOKEN_KINDS = ("prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens")
 COLUMNS = ["task_id", "query_id", "outcome", "q", "reward", "exec_ok", "wall_seconds",
            "agent_seconds", "tokens", *TOKEN_KINDS, "calls", "cost_usd", "attempts", "agent_limit",
-           "usage_flags", "model_reported"]
+           "usage_flags", "model_reported", "attribution"]
+MOSCIBENCH_SHARES = {"alignment": 0.318, "modeling": 0.136, "reasoning": 0.057}  # o4-mini ReAct, all runs
 
 
 def query_frame(scored: Mapping[str, list[tuple[str, QueryScore]]],
-                records: Mapping[str, JournalRecord]) -> pd.DataFrame:
-    """One row per query: task id -> [(query id, score)] joined with the query's journal record."""
+                records: Mapping[str, JournalRecord],
+                attributions: Mapping[str, str | None] | None = None) -> pd.DataFrame:
+    """One row per query: task id -> [(query id, score)] joined with the query's journal record.
+
+    `attributions`: a failed query's checkpoint error class (`stages.scoring.attribution`).
+    """
+    attributions = attributions or {}
     rows = []
     for task_id in sorted(scored):
         for query_id, score in scored[task_id]:
@@ -59,6 +70,7 @@ def query_frame(scored: Mapping[str, list[tuple[str, QueryScore]]],
                 "agent_limit": record.agent_limit,
                 "usage_flags": len(record.usage.flags) if record.usage is not None else 0,
                 "model_reported": record.model_reported,
+                "attribution": attributions.get(query_id),
             })
     return pd.DataFrame(rows, columns=COLUMNS)
 
@@ -146,6 +158,21 @@ def error_attribution(frame: pd.DataFrame) -> dict:
     return {"counts": counts, "shares": shares}
 
 
+def checkpoint_attribution(frame: pd.DataFrame, checkpointed_tasks: set[str]) -> dict:
+    """Failed runs of the checkpointed tasks by checkpoint class: counts, shares of all and of failed runs."""
+    rows = frame[frame["task_id"].isin(checkpointed_tasks) & (frame["outcome"] != Outcome.INFRA_ERROR.value)]
+    failed = rows[rows["q"] < 1.0]
+    counts = {name: int((failed["attribution"] == name).sum()) for name in ATTRIBUTION_CLASSES}
+    counts["unattributed"] += int(failed["attribution"].isna().sum())
+    return {
+        "n_runs": len(rows), "n_failed": len(failed), "counts": counts,
+        "shares_of_runs": {k: round(v / len(rows), DIGITS) if len(rows) else None for k, v in counts.items()},
+        "shares_of_failed": {k: round(v / len(failed), DIGITS) if len(failed) else None
+                             for k, v in counts.items()},
+        "moscibench_shares_of_runs": MOSCIBENCH_SHARES,
+    }
+
+
 def exact_match(frame: pd.DataFrame, hypothesis_tasks: set[str]) -> dict:
     """MoSciBench: share of scored hypothesis queries whose typed answer matched the gold."""
     rows = frame[frame["task_id"].isin(hypothesis_tasks) & (frame["outcome"] != Outcome.INFRA_ERROR.value)]
@@ -160,6 +187,7 @@ def suite(frame: pd.DataFrame, task_scores: Mapping[str, float | None], specs: M
     resampled = task_resamples(scored_values(frame), resamples, seed)
     ci = mean_interval(resampled, list(resampled), level, resamples)
     hypothesis = {t for t, spec in specs.items() if spec.answer.hypothesis is not None}
+    checkpointed = {t for t, spec in specs.items() if spec.checkpoints}
     return {
         "score_ci": ci.as_dict() if ci else None,
         "cuts": cuts(task_scores, specs, resampled, level, resamples),
@@ -167,4 +195,5 @@ def suite(frame: pd.DataFrame, task_scores: Mapping[str, float | None], specs: M
         "infra": infra(frame),
         "errors": error_attribution(frame),
         "exact_match": exact_match(frame, hypothesis),
+        "attribution": checkpoint_attribution(frame, checkpointed),
     }

@@ -1,7 +1,10 @@
 """A gridded daily snow + bucket water-balance model over a continental-US box (synthetic forcing).
 
-Forcing: air temperature falls with latitude and swings more with continentality, plus a spatially
-smooth AR(1) weather anomaly; precipitation follows a humid-east / dry-interior / wet-Pacific-
+Forcing: air temperature falls with latitude and with the ground elevation of the imagery's relief
+(`imagery_fields.regional_elevation`, so the grid and the mosaic describe one landscape) at a lapse
+rate that steepens from 5 degC/km in humid to 8 degC/km in arid regions (`imagery_fields.aridity`;
+surface lapse rates vary with humidity and are rarely the free-air 6.5, Minder et al. 2010, JGR
+115, D14122), and swings more with continentality, plus a spatially smooth AR(1) weather anomaly; precipitation follows a humid-east / dry-interior / wet-Pacific-
 Northwest climatology with winter-peaked rain near the Pacific and summer-peaked rain on the Plains,
 falling on spatially coherent wet days in gamma-distributed amounts. Hamon (1961) potential
 evapotranspiration from temperature and day length. Each land cell then runs a degree-day snow
@@ -20,6 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import norm
+
+from stages.synthesize.imagery_fields import aridity, regional_elevation
 
 LAT_RANGE = (25.0, 50.0)
 LON_RANGE = (-125.0, -67.0)
@@ -58,17 +63,23 @@ def make_domain(seed: int, n_lat: int, n_lon: int) -> Domain:
     land = (lo > west) & (lo < east) & ~gulf
     inland = np.clip(np.minimum(lo - west, east - lo) / 15.0, 0.0, 1.0)
     pacific = np.exp(-(((lo - west) / 4.0) ** 2))
+    elevation_km = regional_elevation(lo, la) / 1000.0
     humid_east = 1 / (1 + np.exp(-(lo + 97.0) / 4.0))
     soil = smooth_field(np.random.default_rng([seed, 11]), (n_lat, n_lon), 1)[0]
     return Domain(
         lat=lat, lon=lon, land=land,
         whc_mm=np.clip(90 + 150 * humid_east + 25 * soil, 40, 320),
-        t_mean_c=24.0 - 0.8 * (la - 25.0) + 2.0 * pacific,
+        t_mean_c=24.0 - 0.8 * (la - 25.0) + 2.0 * pacific - lapse_rate_c_per_km(lo, la) * elevation_km,
         t_amplitude_c=5.0 + 0.3 * (la - 25.0) + 5.0 * inland - 2.0 * pacific,
         p_mean_mm_d=0.9 + 2.4 * humid_east + 3.2 * pacific / (1 + np.exp(-(la - 39.0) / 2.5))
         + 0.8 * np.exp(-(((la - 30.0) / 3.0) ** 2)) * humid_east,
         p_seasonality=0.8 * pacific - 0.5 * np.exp(-(((lo + 100.0) / 7.0) ** 2)),
     )
+
+
+def lapse_rate_c_per_km(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
+    """Surface air-temperature lapse rate [degC/km]: 5 where humid, up to 8 where arid."""
+    return 5.0 + 3.0 * aridity(lon, lat)
 
 
 def smooth_field(rng: np.random.Generator, shape: tuple[int, int], n: int) -> np.ndarray:

@@ -18,7 +18,8 @@ QUERY = Query("q-0001", "control-demo", "h1", "all", "attribute", "", 4, date(20
               date(2000, 12, 31), "Estimate the slope.")
 LIMITS = Limits()
 ABOUT = {"task_id": "control-demo", "scope": "all", "query_id": "q-0001", "seconds": 1.5}
-SPEC = type("Spec", (), {"artifact": None, "answer": type("Answer", (), {"hypothesis": None})()})()
+SPEC = type("Spec", (), {"artifact": None, "checkpoints": [],
+                       "answer": type("Answer", (), {"hypothesis": None})()})()
 
 
 @pytest.fixture

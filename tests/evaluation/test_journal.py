@@ -196,6 +196,7 @@ def test_a_record_is_one_ascii_json_line_with_fields_in_schema_order():
         b'"agent_hash": "a1", "model": "m", "benchmark_id": "b-1", "exit_code": 0, "timed_out": false, '
         b'"infra_error": null, "answer_text": "{\\"answer\\": 1}", "attempts": 1, "wall_seconds": 0.5, '
         b'"limits_hit": ["wall"], "answer_problem": null, "artifact_sha256": null, "artifact_problem": null, '
+        b'"checkpoints": {}, '
         b'"tokens": 0, "cost_usd": 0.0, '
         b'"stdout": "\\u00e9\\u2028\\n", "stderr": "", "usage": null, "agent_seconds": null, '
         b'"agent_limit": null, "execution": null, "model_reported": null}\n')

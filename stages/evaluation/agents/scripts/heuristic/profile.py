@@ -8,15 +8,17 @@ year. The target is the column the artifact block says is owed (its `rows.column
 other numeric time-varying columns; attributes are the numeric static columns. An annual series
 also gets, as drivers, the yearly and growing-season (April to September) means of every numeric
 column of the daily tables of the same entities, and the year itself (a trend). Missingness is
-counted per time-series column.
+counted per time-series column. Files in their own formats add per-entity attributes
+(`heuristic.native`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
+from heuristic.native import native_attributes
 
 TIME_NAMES = ("date", "time", "timestamp", "datetime", "day")
 YEAR_NAMES = ("year", "harvest_year")
@@ -140,8 +142,19 @@ def profile_tables(tables: dict[str, pd.DataFrame], scope: dict, target: str | N
 
 
 def read_profile(data_dir: Path, scope: dict, target: str | None, where: dict | None = None) -> Profile:
-    """Read and profile the staged files of a workspace (`where`: the artifact block's rows)."""
-    return profile_tables(read_tables(data_dir), scope, target, where)
+    """Read and profile the staged files of a workspace (`where`: the artifact block's rows).
+
+    Files in their own formats (a NetCDF grid, GeoTIFF layers) add per-entity attributes
+    (`heuristic.native`).
+    """
+    profile = profile_tables(read_tables(data_dir), scope, target, where)
+    if profile.entities is None:
+        return profile
+    extra = native_attributes(data_dir, profile.entities)
+    if extra.empty or not len(extra.columns):
+        return profile
+    entities = profile.entities.join(extra, how="left")
+    return replace(profile, entities=entities, attributes=numeric_columns(entities, ()))
 
 
 def owed_mask(profile: Profile, rows: dict) -> pd.Series:
