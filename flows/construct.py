@@ -96,10 +96,9 @@ def draw(catalog_task: CatalogTask, limit: int):
     """Resolve a task's scopes against its repository into rendered queries."""
     repository = REPOSITORIES / catalog_task.spec.data.repository
     key = read_manifest(repository)["entity_key"]
-    dates = read_table(repository, "timeseries", ["date"])["date"]
     scopes = load_scopes(CATALOG / catalog_task.spec.domain)
     return drawing.draw_queries(catalog_task, scopes, read_table(repository, "entities"), key,
-                                  (dates.min(), dates.max()), limit)
+                                drawing.repository_span(repository), limit)
 
 
 def data_provenance(domains: list[str]) -> dict:

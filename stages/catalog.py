@@ -2,8 +2,10 @@
 
 A task spec is pydantic with `extra="forbid"`: a typo in a task file fails the build, naming the file.
 Scopes are defined once per domain in `catalog/<domain>/scopes.yaml` and referenced by name. Helper
-modules the domain's annotator scripts share live in `catalog/<domain>/annotator_lib/`; they are part
-of every task's hash and are mounted beside `reproduce.py` when it runs.
+modules the domain's annotator scripts share live in `catalog/<domain>/annotator_lib/`, and helpers
+every domain may use (reading the scope block, the bootstrap, writing answers and checkpoints) in
+`catalog/annotator_common/`; they are part of every task's hash and are mounted beside
+`reproduce.py` when it runs.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ Category = Literal[STBENCH_CATEGORIES + HYPOTHESIS_TYPES]  # type: ignore[valid-
 TARGET_PATTERN = re.compile(r"^\s*(>=|<=|>|<|==)\s*(-?\d+(\.\d+)?([eE]-?\d+)?)\s*$")
 DIRECTIONAL_TARGETS = ("lower is better", "higher is better")
 ANNOTATOR_LIB = "annotator_lib"  # catalog/<domain>/annotator_lib/*.py: mounted beside reproduce.py
+ANNOTATOR_COMMON = "annotator_common"  # catalog/annotator_common/*.py: mounted for every domain
 
 
 class Strict(BaseModel):
@@ -138,7 +141,13 @@ class BootstrapSpec(Strict):
 
 
 class HypothesisSpec(Strict):
-    """A single typed answer compared with the gold by a comparator and a tolerance."""
+    """A single typed answer compared with the gold by a comparator and a tolerance.
+
+    `prior` is what a reader of the literature would answer without the data (a textbook value,
+    the direction and rough size a study reports): the answer of the `prior` agent, MoSciBench's
+    NoDataGuess with domain knowledge. It is never staged; a task whose golds it matches fails
+    validity.
+    """
 
     format: Literal["number", "list", "boolean", "category", "coordinates"]
     description: str
@@ -148,6 +157,7 @@ class HypothesisSpec(Strict):
     categories: list[str] | None = None
     valid_range: tuple[float | None, float | None] = (None, None)
     bootstrap: BootstrapSpec | None = None
+    prior: Any = None
 
 
 class AnswerSpec(Strict):
@@ -230,12 +240,15 @@ class NativeSpec(Strict):
       fill. `variables` names the grid variables kept.
     - `geotiff`: one GeoTIFF per layer (`relief`, `ndvi_<yyyymmdd>`), the mosaic cut to the query's
       footprint (plus `margin_deg`) in the mosaic's own projection; no per-entity statistic.
+    - `sdf`: the structures of the query's molecules as an SD file (V2000, 2-D coordinates), each
+      record titled from an entity column and carrying no key, identifier or property;
+      `variables` are the structure column (SMILES) and the title column, in that order.
 
     `path` is where it lands under `data/` (a folder for `geotiff`, a file otherwise).
     """
 
-    kind: Literal["netcdf_grid", "geotiff"]
-    path: str = Field(pattern=r"^[a-z][a-z0-9_]*(\.nc)?$")
+    kind: Literal["netcdf_grid", "geotiff", "sdf"]
+    path: str = Field(pattern=r"^[a-z][a-z0-9_]*(\.(nc|sdf))?$")
     variables: list[str] = Field(min_length=1)
     margin_deg: float = Field(0.0, ge=0.0, le=5.0)
 
@@ -388,7 +401,8 @@ def load_task(folder: Path) -> CatalogTask:
     reproduce = folder / "reproduce.py"
     if not reproduce.is_file():
         raise CatalogError(f"{folder}: missing reproduce.py (the annotator reproduction script)")
-    library = tuple(sorted((folder.parent / ANNOTATOR_LIB).glob("*.py")))
+    library = tuple(sorted([*(folder.parent / ANNOTATOR_LIB).glob("*.py"),
+                            *(folder.parent.parent / ANNOTATOR_COMMON).glob("*.py")]))
     # The scope list is the task's query pool, not the task: adding a scope adds queries and keeps
     # every other query's id (and its label, journal records and scores) as it was.
     identity = {name: value for name, value in raw.items() if name != "scopes"} if isinstance(raw, dict) else raw

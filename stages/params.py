@@ -122,8 +122,23 @@ class ValidityGates(Section):
     floor_max: float = 2.0
     reference_max: float = 40.0
     constant_max_share: float = Field(1 / 3, ge=0, le=1)
+    # ... judged on a task with at least this many kept queries: on fewer, two neighbouring scopes
+    # agreeing within tolerance is a coincidence the share cannot tell from a constant gold
+    constant_min_queries: int = Field(6, ge=1)
     # A candidate's overall score must exceed the best reference agent's overall by this many points.
     candidate_margin: float = Field(30.0, ge=0)
+
+
+class HypothesisGates(Section):
+    """MoSciBench's no-data bounds over all hypothesis queries (exact-match rate in %).
+
+    NoDataGuess scored 0-10.5 % there; the candidates must match more than both guessers.
+    """
+
+    nodata: str = "nodata"
+    prior: str | None = None  # the domain-knowledge guesser (agent kind `prior`); None: not gated
+    nodata_max: float = Field(5.0, ge=0, le=100)
+    prior_max: float = Field(10.0, ge=0, le=100)
 
 
 class ValidityParams(Section):
@@ -134,6 +149,7 @@ class ValidityParams(Section):
     references: list[str] = []
     candidates: list[str] = []
     gates: ValidityGates = ValidityGates()
+    hypothesis: HypothesisGates = HypothesisGates()
 
 
 class JudgeParams(Section):

@@ -34,9 +34,9 @@ from stages.hashing import write_json
 from stages.layout import BENCHMARK, JUDGEMENTS, METRICS, RUNS, SCORES, journal_path, task_dir
 from stages.params import load_params
 from stages.scoring.aggregate import summarize, task_scores
+from stages.scoring.attribution import attribute
 from stages.scoring.judge import JudgeIdentity, load_verdicts, summarize_verdicts
 from stages.scoring.outcomes import Execution
-from stages.scoring.attribution import attribute
 from stages.scoring.query import Grading, QueryScore, score_query
 from stages.scoring.suite import query_frame, suite
 from stages.version import benchmark_version

@@ -15,7 +15,8 @@ evaluated split, this stage reads the scores of:
   overall score exceeds the best reference agent's overall by `candidate_margin` points.
 For a hypothesis task, the golds of all its kept queries must vary: the best single constant
 answer (the value matching the most golds within their tolerances) may match at most
-`constant_max_share` of them. The report (processed/reports/validity.json; its summary, for
+`constant_max_share` of them, judged on a task with at least `constant_min_queries` kept queries
+(on three, two neighbouring scopes that agree are a coincidence, not a constant gold). The report (processed/reports/validity.json; its summary, for
 `dvc metrics show/diff`, in processed/metrics/validity.json) also gives the gold
 spread, the reference values, the honesty rate of every agent, the test/train overlap of the
 splits and where the data came from (synthetic or real). A failed gate fails the stage, naming the
@@ -31,6 +32,9 @@ from collections import Counter
 from pathlib import Path
 from statistics import median
 
+import pandas as pd
+
+from stages.catalog import TaskSpec
 from stages.catalog_summary import built_specs, catalog_summary, scores_by
 from stages.grading.references import read_references
 from stages.hashing import write_json
@@ -65,9 +69,11 @@ def _is_number(value: object) -> bool:
 
 
 def typed_spread(answers: list) -> dict:
-    """Spread of non-numeric golds (coordinates, lists, categories, booleans): the most common
-    answer's share is the best constant's (each is compared exactly or within a tolerance far
-    smaller than the distance between two distinct golds)."""
+    """Spread of non-numeric golds (coordinates, lists, categories, booleans).
+
+    The most common answer's share is the best constant's (each is compared exactly or within a
+    tolerance far smaller than the distance between two distinct golds).
+    """
     canonical = Counter(json.dumps(a, sort_keys=True) for a in answers)
     constant, hits = canonical.most_common(1)[0]
     return {"kind": "hypothesis", "gold": {"n": len(answers), "distinct": len(canonical)},
@@ -126,7 +132,9 @@ def gate_failures(task_id: str, scores: dict[str, float | None], spread: dict,
                             f"gate allows <= {gates.reference_max}")
     failures += candidate_task_failures(task_id, scores, settings)
     share = spread.get("best_constant_share")
-    if share is not None and share > gates.constant_max_share:
+    kept = spread.get("gold", {}).get("n")
+    judged = kept is None or kept >= gates.constant_min_queries
+    if share is not None and judged and share > gates.constant_max_share:
         constant = spread["best_constant"]
         shown = f"{constant:.4g}" if _is_number(constant) else json.dumps(constant)
         failures.append(f"{task_id}: golds are near-constant: the answer {shown} "
@@ -195,10 +203,56 @@ def empty_task_failures(verification: dict) -> list[str]:
     return failures
 
 
+def exact_match_rates(metrics_dir: Path, agents: list[str]) -> dict[str, float | None]:
+    """Each agent's exact-match rate (%) over the split's hypothesis queries (None: there are none)."""
+    rates = {}
+    for agent in agents:
+        entry = json.loads((metrics_dir / f"{agent}.json").read_text()).get("exact_match") or {}
+        rate = entry.get("rate")
+        rates[agent] = None if rate is None else round(100 * rate, 6)
+    return rates
+
+
+def hypothesis_failures(rates: dict[str, float | None], settings: ValidityParams) -> list[str]:
+    """The no-data guessers above their bounds, or a candidate not above both, on hypothesis queries."""
+    gates, failures = settings.hypothesis, []
+    if rates.get(gates.nodata) is None:
+        return []
+    bounds = [(gates.nodata, gates.nodata_max)] + ([(gates.prior, gates.prior_max)] if gates.prior else [])
+    for agent, bound in bounds:
+        if rates[agent] > bound:
+            failures.append(f"hypotheses: {agent} matches {rates[agent]:.1f} % of the gold answers, "
+                            f"the gate allows <= {bound:g} %")
+    ceiling = max(rates[agent] for agent, _ in bounds)
+    for candidate in settings.candidates:
+        if rates[candidate] <= ceiling:
+            failures.append(f"hypotheses: candidate {candidate} matches {rates[candidate]:.1f} %, not "
+                            f"above the no-data guessers ({ceiling:.1f} %)")
+    return failures
+
+
+def chance_level(spec: TaskSpec, n_entities: list[int]) -> float | None:
+    """The share of queries a uniform guess matches.
+
+    1/2 for a boolean, 1/k for k declared categories, the mean of 1/entities for a coordinate or an
+    open category (one of the scope's cells or molecules); None for a continuous number.
+    """
+    hypothesis = spec.answer.hypothesis
+    if hypothesis.format == "boolean":
+        return 0.5
+    if hypothesis.format == "category" and hypothesis.categories:
+        return round(1 / len(hypothesis.categories), 6)
+    if hypothesis.format in ("coordinates", "category") and n_entities:
+        return round(sum(1 / n for n in n_entities) / len(n_entities), 6)
+    return None
+
+
 def validity_report(benchmark: Path, metrics_dir: Path, settings: ValidityParams,
                     domains: list[str]) -> dict:
     """The whole report: per task scores, gold spread, honesty, overlap; overall; failures."""
-    agents = [settings.oracle, *settings.candidates, *settings.floors, *settings.references]
+    guessers = [g for g in (settings.hypothesis.nodata, settings.hypothesis.prior) if g]
+    agents = list(dict.fromkeys([settings.oracle, *settings.candidates, *settings.floors, *guessers,
+                                 *settings.references]))
     by_agent = {agent: task_scores(metrics_dir, agent) for agent in agents}
     verification = json.loads((benchmark / "verification.json").read_text())
     tasks, failures = {}, empty_task_failures(verification)
@@ -217,8 +271,17 @@ def validity_report(benchmark: Path, metrics_dir: Path, settings: ValidityParams
                for a in agents}
     failures += overall_failures(overall, settings)
     specs = built_specs(benchmark)
+    rates = exact_match_rates(metrics_dir, agents)
+    failures += hypothesis_failures(rates, settings)
+    queries = pd.read_parquet(benchmark / "queries.parquet", columns=["task_id", "n_entities", "split"])
+    for task_id, entry in tasks.items():
+        if specs[task_id].answer.hypothesis is not None:
+            sizes = queries.loc[queries["task_id"] == task_id, "n_entities"].tolist()
+            entry["hypothesis"] = {"format": specs[task_id].answer.hypothesis.format,
+                                   "chance_level": chance_level(specs[task_id], sizes)}
     per_agent = {a: {task_id: entry["scores"][a] for task_id, entry in tasks.items()} for a in agents}
     return {"agents": agents, "tasks": tasks, "overall": overall,
+            "hypotheses": {"exact_match_percent": rates, "gates": settings.hypothesis.model_dump()},
             "by_category": {a: scores_by(specs, per_agent[a], "category") for a in agents},
             "by_domain": {a: scores_by(specs, per_agent[a], "domain") for a in agents},
             "catalog": catalog_summary(benchmark),

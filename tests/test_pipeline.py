@@ -315,7 +315,8 @@ def test_the_release_holds_the_public_files_only_and_a_valid_croissant_file(buil
 
     benchmark, release = built["project"] / "processed/benchmark", built["project"] / "processed/release"
     queries = pd.read_parquet(benchmark / "queries.parquet")
-    public = {f"workspaces/{p.parent.name}/{p.name}" for p in benchmark.glob("tasks/*/public/*/*")}
+    public = {"workspaces/" + "/".join(p.parts[p.parts.index("public") + 1:])
+              for p in benchmark.glob("tasks/*/public/*/**/*") if p.is_file()}
     shipped = {str(p.relative_to(release)) for p in release.rglob("*") if p.is_file()}
     assert shipped == public | {"queries.parquet", "croissant.json", "DATASHEET.md"}
     assert len({path.split("/")[1] for path in public}) == len(queries)

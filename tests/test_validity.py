@@ -21,11 +21,21 @@ from stages.validity import (
 
 SETTINGS = ValidityParams(oracle="oracle", floors=["fabricate", "nodata"], references=["climatology"],
                           gates=ValidityGates(oracle_min=99.0, floor_max=2.0, reference_max=40.0,
-                                              constant_max_share=1 / 3))
+                                              constant_max_share=1 / 3, constant_min_queries=1))
 PASSING = {"oracle": 100.0, "fabricate": 0.0, "nodata": 2.0, "climatology": 40.0}
 
 
 # --- the best single constant answer --------------------------------------------------------------
+
+
+def test_the_constant_gate_judges_only_a_task_with_enough_queries():
+    gates = SETTINGS.gates.model_copy(update={"constant_min_queries": 6})
+    settings = SETTINGS.model_copy(update={"gates": gates})
+    spread = {"best_constant_share": 2 / 3, "best_constant": 0.5, "gold": {"n": 3}}
+    assert gate_failures("t", PASSING, spread, settings) == []
+    spread["gold"]["n"] = 6
+    assert gate_failures("t", PASSING, spread, settings) == [
+        "t: golds are near-constant: the answer 0.5 matches 67% of queries, the gate allows 33%"]
 
 
 @pytest.mark.parametrize(
@@ -231,6 +241,7 @@ def _benchmark(root):
     scores = {"oracle": (100.0, 100.0), "fabricate": (0.0, 0.0), "nodata": (0.0, 2.0),
               "climatology": (0.0, 50.0)}
     for agent, (hyp, met) in scores.items():
+        _write(metrics / f"{agent}.json", {"exact_match": {"n_queries": 2, "rate": hyp / 100}})
         _write(metrics / f"{agent}.tasks.json", {"tasks": {
             "t-hyp": {"score": hyp},
             "t-met": {"score": met, "honesty": {"rate": 1.0 if agent == "oracle" else 0.0}}}})
@@ -247,6 +258,7 @@ def _benchmark(root):
                 "scopes": ["s"], "answer": answer}
         _write(benchmark / f"tasks/{task_id}/private/task.yaml", spec)  # JSON is YAML
     pd.DataFrame({"task_id": ["t-hyp"] * 3 + ["t-met"], "split": ["test", "test", "train", "test"],
+                  "n_entities": [4, 5, 5, 3],
                   "scope_kind": ["geographic"] * 4}).to_parquet(benchmark / "queries.parquet")
     return benchmark, metrics
 
@@ -297,6 +309,7 @@ def test_the_report_lists_candidates_after_the_oracle_and_gates_their_overall(tm
 
     benchmark, metrics = _benchmark(tmp_path)
     _write(metrics / "heuristic.tasks.json", {"tasks": {"t-hyp": {"score": 100.0}, "t-met": {"score": 60.0}}})
+    _write(metrics / "heuristic.json", {"exact_match": {"n_queries": 2, "rate": 1.0}})
     monkeypatch.chdir(tmp_path)
     settings = SETTINGS.model_copy(update={"candidates": ["heuristic"]})
     report = validity_report(benchmark, metrics, settings, ["camels"])
@@ -311,6 +324,28 @@ def test_the_report_lists_candidates_after_the_oracle_and_gates_their_overall(tm
         "overall: candidate heuristic scores 42.5, the gate needs >= 55 (reference agent climatology 25.0 + "
         "margin 30)"]
     assert report["passed"] is False
+
+
+def test_the_no_data_guessers_are_bounded_on_hypotheses_and_a_candidate_must_beat_both(tmp_path, monkeypatch):
+    from stages.params import HypothesisGates
+    from stages.validity import validity_report
+
+    benchmark, metrics = _benchmark(tmp_path)
+    for agent, hyp, rate in (("heuristic", 100.0, 0.1), ("prior", 0.0, 0.15)):
+        _write(metrics / f"{agent}.tasks.json", {"tasks": {"t-hyp": {"score": hyp}, "t-met": {"score": 60.0}}})
+        _write(metrics / f"{agent}.json", {"exact_match": {"n_queries": 20, "rate": rate}})
+    _write(metrics / "nodata.json", {"exact_match": {"n_queries": 20, "rate": 0.05}})
+    monkeypatch.chdir(tmp_path)
+    settings = SETTINGS.model_copy(update={"candidates": ["heuristic"],
+                                           "hypothesis": HypothesisGates(prior="prior")})
+    report = validity_report(benchmark, metrics, settings, ["camels"])
+    assert report["agents"] == ["oracle", "heuristic", "fabricate", "nodata", "prior", "climatology"]
+    assert report["hypotheses"]["exact_match_percent"]["prior"] == 15.0
+    assert [f for f in report["failures"] if f.startswith("hypotheses")] == [
+        "hypotheses: prior matches 15.0 % of the gold answers, the gate allows <= 10 %",
+        "hypotheses: candidate heuristic matches 10.0 %, not above the no-data guessers (15.0 %)"]
+    # a number has no chance level; the format is reported with it
+    assert report["tasks"]["t-hyp"]["hypothesis"] == {"format": "number", "chance_level": None}
 
 
 def test_a_missing_agent_score_file_names_the_stage_to_run(tmp_path, monkeypatch):

@@ -61,7 +61,7 @@ def write_benchmark(
     write_json(out_dir / "verification.json", report)
     public_files = sorted(
         [str(p.relative_to(out_dir)), file_sha256(p)]
-        for p in (out_dir / "tasks").glob("*/public/*/*")
+        for p in (out_dir / "tasks").glob("*/public/*/**/*") if p.is_file()
     )
     bench_id = "b-" + content_hash([sorted(splits.items()), sorted({q.task_hash for q in queries}),
                                     public_files, data or {}])

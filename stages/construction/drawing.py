@@ -19,7 +19,7 @@ import pandas as pd
 from stages.catalog import CatalogTask, ScopeSpec
 from stages.construction import splits
 from stages.construction.prompts import render_prompt
-from stages.construction.scopes import ScopeUnavailable, resolve_scope
+from stages.construction.scopes import TIMELESS, ScopeUnavailable, resolve_scope
 from stages.construction.splits import PoolQuery
 from stages.hashing import content_hash
 from stages.repository import read_manifest, read_table
@@ -82,6 +82,14 @@ def data_readme(task_id: str, tables: list[Table]) -> str:
                   for c in table.frame.columns]
         lines.append("")
     return "\n".join(lines)
+
+
+def repository_span(repository_dir: Path) -> tuple[date, date]:
+    """The first and last day of the repository's `timeseries` table, or `TIMELESS` twice without one."""
+    if "timeseries" not in read_manifest(repository_dir)["tables"]:
+        return TIMELESS, TIMELESS
+    dates = read_table(repository_dir, "timeseries", ["date"])["date"]
+    return dates.min(), dates.max()
 
 
 def draw_queries(

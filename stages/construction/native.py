@@ -1,4 +1,4 @@
-"""Stage a query's native modalities: a NetCDF grid and GeoTIFF layers cut to its scope.
+"""Stage a query's native modalities: a NetCDF grid, GeoTIFF layers or structures, cut to its scope.
 
 A multimodal hypothesis task (`data.native` in its task.yaml) hands the agent each modality in the
 format it is analysed in, with no join done for it (MoSciBench): the grid keeps its own lat/lon
@@ -131,12 +131,38 @@ def stage_layers(spec: NativeSpec, inventory: pd.DataFrame, entities: pd.DataFra
                 tile.close()
 
 
+def stage_structures(spec: NativeSpec, entities: pd.DataFrame, target: Path) -> None:
+    """Write the entities' structures as an SD file, each record titled from the title column.
+
+    `spec.variables` = [structure (SMILES) column, title column]. Records are in the order of the
+    structures' SMILES, so the file's order says nothing about the repository's keys; coordinates
+    are RDKit's deterministic 2-D depiction.
+    """
+    from rdkit import Chem
+    from rdkit.Chem import rdDepictor
+
+    if len(spec.variables) != 2:
+        raise NativeStagingError(f"sdf needs [structure column, title column], got {spec.variables}")
+    structure, title = spec.variables
+    missing = sorted({structure, title} - set(entities.columns))
+    if missing:
+        raise NativeStagingError(f"the entities table lacks {missing} to write structures from")
+    with Chem.SDWriter(str(target)) as writer:
+        for smiles, name in entities.sort_values([structure, title])[[structure, title]].itertuples(index=False):
+            mol = Chem.MolFromSmiles(smiles)
+            if mol is None:
+                raise NativeStagingError(f"structure {name!r} does not parse: {smiles}")
+            rdDepictor.Compute2DCoords(mol)
+            mol.SetProp("_Name", str(name))
+            writer.write(mol)
+
+
 def stage_native(specs: list[NativeSpec], repository: Path, entity_key: str, entities: list[str],
                  start: date, end: date, public: Path) -> list[str]:
     """Stage every native modality of a query into `public`; returns README lines describing them."""
     if not specs:
         return []
-    inventory = read_table(repository, "native_files")
+    inventory = read_table(repository, "native_files") if any(s.kind != "sdf" for s in specs) else None
     table = read_table(repository, "entities")
     table = table[table[entity_key].astype(str).isin(entities)]
     lines = []
@@ -146,6 +172,10 @@ def stage_native(specs: list[NativeSpec], repository: Path, entity_key: str, ent
             stage_grid(spec, _files(inventory, "grid")[0], table, start, end, target)
             lines.append(f"- `{spec.path}`: NetCDF-4 (CF) grid, variables {', '.join(spec.variables)}, "
                          f"{start} to {end}; cells outside this query are fill.")
+        elif spec.kind == "sdf":
+            stage_structures(spec, table, target)
+            lines.append(f"- `{spec.path}`: SD file (V2000) of the query's {len(table)} structures, "
+                         "each record titled with the molecule's name.")
         elif spec.kind == "geotiff":
             stage_layers(spec, inventory, table, target)
             lines.append(f"- `{spec.path}/`: GeoTIFF layers {', '.join(spec.variables)} (one file each, "

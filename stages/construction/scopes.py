@@ -20,6 +20,9 @@ from stages.catalog import ScopeSpec
 SCOPE_BLOCK = re.compile(r"## Scope\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
 
 
+TIMELESS = date(1970, 1, 1)  # the span of a repository without a time axis (see `ResolvedScope.timeless`)
+
+
 @dataclass(frozen=True)
 class ResolvedScope:
     """A scope made concrete: which entities (sorted) and which dates, inclusive."""
@@ -33,14 +36,15 @@ class ResolvedScope:
     start: date
     end: date
 
+    @property
+    def timeless(self) -> bool:
+        """Whether the repository has no time axis (molecules): the block then names no period."""
+        return self.start == self.end == TIMELESS
+
     def block(self) -> dict:
         """The machine-readable part of the prompt's scope block."""
-        return {
-            "entity_key": self.entity_key,
-            "entities": list(self.entities),
-            "start": self.start.isoformat(),
-            "end": self.end.isoformat(),
-        }
+        period = {} if self.timeless else {"start": self.start.isoformat(), "end": self.end.isoformat()}
+        return {"entity_key": self.entity_key, "entities": list(self.entities), **period}
 
 
 class ScopeUnavailable(ValueError):
@@ -53,6 +57,8 @@ def _filter(entities: pd.DataFrame, column: str, rule: object) -> pd.Series:
     values = entities[column]
     if isinstance(rule, list):
         return values.isin(rule)
+    if rule == {"missing": True}:
+        return values.isna()
     if isinstance(rule, dict) and set(rule) <= {"min", "max"}:
         keep = values.notna()
         if "min" in rule:
@@ -130,9 +136,9 @@ def resolve_scope(
 
 def render_scope_block(scope: ResolvedScope) -> str:
     """Render the prompt's scope block: the description, then the JSON an agent can parse."""
+    period = "" if scope.timeless else f", {scope.start.isoformat()} to {scope.end.isoformat()}"
     return (
-        f"## Scope\n\n{scope.description} ({len(scope.entities)} {scope.entity_key} values, "
-        f"{scope.start.isoformat()} to {scope.end.isoformat()}).\n\n"
+        f"## Scope\n\n{scope.description} ({len(scope.entities)} {scope.entity_key} values{period}).\n\n"
         f"```json\n{json.dumps(scope.block(), sort_keys=True)}\n```\n"
     )
 

@@ -75,8 +75,11 @@ def _readme(task: CatalogTask, tables: list[Table], note: str, native: list[str]
 
 
 def _read_only(folder: Path) -> None:
-    """Files read-only; folders stay writable so the build can replace them (the sandbox mounts
-    `data/` read-only whatever its modes)."""
+    """Make the files read-only.
+
+    Folders stay writable so the build can replace them (the sandbox mounts `data/` read-only
+    whatever its modes).
+    """
     for path in folder.rglob("*"):
         if path.is_file():
             path.chmod(0o444)

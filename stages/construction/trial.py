@@ -25,13 +25,13 @@ from stages.construction import annotate, drawing, staging
 from stages.construction.scopes import parse_scope_block
 from stages.evaluation.agents import AGENTS
 from stages.evaluation.agents.program import QueryContext
-from stages.scoring.attribution import attribute
 from stages.evaluation.harness import run_attempt
 from stages.evaluation.runner import sandbox_limits
 from stages.grading.recompute import recompute
 from stages.layout import CATALOG, REPOSITORIES, task_dir
 from stages.params import load_params
 from stages.repository import read_manifest, read_table
+from stages.scoring.attribution import attribute
 from stages.scoring.outcomes import Execution
 from stages.scoring.query import score_query
 
@@ -42,11 +42,10 @@ def draw(task, limit: int):
     """The task's queries (near-duplicates dropped) and the discards, as the construct flow draws them."""
     repository = REPOSITORIES / task.spec.data.repository
     key = read_manifest(repository)["entity_key"]
-    dates = read_table(repository, "timeseries", ["date"])["date"]
     from stages.catalog import load_scopes
     scopes = load_scopes(CATALOG / task.spec.domain)
     queries, discards = drawing.draw_queries(task, scopes, read_table(repository, "entities"), key,
-                                             (dates.min(), dates.max()), limit)
+                                             drawing.repository_span(repository), limit)
     queries, duplicates = drawing.drop_near_duplicates(queries, load_params().construct.max_jaccard)
     return queries, discards + duplicates, key
 

@@ -78,6 +78,17 @@ class Errors(Record):
     shares: dict[str, float | None] = {}
 
 
+class Attribution(Record):
+    """Failed runs of the checkpointed tasks by checkpoint class (`stages.scoring.attribution`)."""
+
+    n_runs: int = 0
+    n_failed: int = 0
+    counts: dict[str, int] = {}
+    shares_of_runs: dict[str, float | None] = {}
+    shares_of_failed: dict[str, float | None] = {}
+    moscibench_shares_of_runs: dict[str, float] = {}
+
+
 class ExactMatch(Record):
     """MoSciBench exact-match rate and Exec rate over the scored hypothesis queries."""
 
@@ -133,6 +144,7 @@ class AgentMetrics(Record):
     infra: Infra | None = None
     errors: Errors | None = None
     exact_match: ExactMatch | None = None
+    attribution: Attribution | None = None
     modeling_reasonableness: Reasonableness | None = None  # only when a judge is configured
 
 

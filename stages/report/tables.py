@@ -20,6 +20,7 @@ from stages.report.formatting import (
 )
 from stages.report.inputs import AgentMetrics, Comparison, ReportInputs, ValidityReport
 from stages.scoring.outcomes import Outcome
+from stages.scoring.suite import MOSCIBENCH_SHARES
 
 OUTCOMES = [outcome.value for outcome in Outcome]
 # The cut axes the scoring suite writes, in the order the report shows them; others follow sorted.
@@ -229,10 +230,31 @@ def error_table(metrics: dict[str, AgentMetrics]) -> Table:
         errors = metrics[a].errors
         rows.append((a, *((f"{errors.counts.get(k, 0)} ({fmt_percent(errors.shares.get(k), 0)})" for k in classes)
                           if errors else (MISSING,) * 3)))
-    return Table("errors", "Why queries failed", "Alignment: the hand-in does not answer the question (no "
+    return Table("errors", "Why queries failed, by outcome", "Alignment: the hand-in does not answer the question (no "
                  "output, unparseable, unrealistic); modeling: the analysis did not run to an answer (exec "
                  "error, timeout); reasoning: an answer was graded and a check failed. Count (share of "
                  "failed queries).", ("agent", *classes), tuple(rows))
+
+
+def attribution_table(metrics: dict[str, AgentMetrics]) -> Table:
+    """Checkpoint attribution of the failed runs of the multimodal tasks, beside MoSciBench's shares."""
+    classes = ("alignment", "modeling", "reasoning", "unattributed")
+    rows = []
+    for a in ranked_agents(metrics):
+        found = metrics[a].attribution
+        if found is None or not found.n_runs:
+            rows.append((a, *(MISSING,) * (len(classes) + 1)))
+            continue
+        rows.append((a, str(found.n_runs), *(f"{found.counts.get(k, 0)} ({fmt_percent(found.shares_of_runs.get(k), 0)})"
+                                              for k in classes)))
+    rows.append(("MoSciBench, o4-mini ReAct", MISSING,
+                 *(fmt_percent(MOSCIBENCH_SHARES[k], 1) if k in MOSCIBENCH_SHARES else MISSING for k in classes)))
+    return Table("attribution", "Where multimodal runs went wrong", "Failed runs of the tasks that declare "
+                 "checkpoints, attributed by comparing the agent's checkpoints with the annotator's: "
+                 "alignment (joined keys or values wrong), modeling (features wrong on a right "
+                 "alignment), reasoning (right intermediates, wrong answer), unattributed (no checkpoint "
+                 "that decides it). Count (share of all runs of those tasks); MoSciBench's shares are "
+                 "of all runs too.", ("agent", "runs", *classes), tuple(rows))
 
 
 def generalizability_table(comparison: Comparison) -> Table:
@@ -249,7 +271,7 @@ def report_tables(inputs: ReportInputs) -> list[Table]:
     from stages.report.catalog_tables import catalog_tables  # it builds on `Table` from here
     axes, _ = cut_axes(inputs.metrics)
     tables = [score_table(inputs.metrics), versus_table(inputs.comparison), outcome_table(inputs.metrics),
-              error_table(inputs.metrics),
+              error_table(inputs.metrics), attribution_table(inputs.metrics),
               *(cut_table(inputs.metrics, axis) for axis in axes), task_table(inputs),
               validity_table(inputs.validity), *catalog_tables(inputs.validity),
               honesty_table(inputs.metrics),

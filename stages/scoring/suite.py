@@ -24,8 +24,8 @@ import pandas as pd
 
 from stages.catalog import TaskSpec
 from stages.evaluation.journal import JournalRecord
-from stages.scoring.intervals import mean_interval, task_resamples
 from stages.scoring.attribution import CLASSES as ATTRIBUTION_CLASSES
+from stages.scoring.intervals import mean_interval, task_resamples
 from stages.scoring.outcomes import Outcome
 from stages.scoring.query import QueryScore
 

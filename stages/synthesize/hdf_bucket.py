@@ -4,9 +4,10 @@ Forcing: air temperature falls with latitude and with the ground elevation of th
 (`imagery_fields.regional_elevation`, so the grid and the mosaic describe one landscape) at a lapse
 rate that steepens from 5 degC/km in humid to 8 degC/km in arid regions (`imagery_fields.aridity`;
 surface lapse rates vary with humidity and are rarely the free-air 6.5, Minder et al. 2010, JGR
-115, D14122), and swings more with continentality, plus a spatially smooth AR(1) weather anomaly; precipitation follows a humid-east / dry-interior / wet-Pacific-
-Northwest climatology with winter-peaked rain near the Pacific and summer-peaked rain on the Plains,
-falling on spatially coherent wet days in gamma-distributed amounts. Hamon (1961) potential
+115, D14122), and swings more with continentality, plus a spatially smooth AR(1) weather anomaly;
+precipitation follows a humid-east / dry-interior / wet-Pacific-Northwest climatology with
+winter-peaked rain near the Pacific and summer-peaked rain on the Plains, falling on spatially
+coherent wet days in gamma-distributed amounts. Hamon (1961) potential
 evapotranspiration from temperature and day length. Each land cell then runs a degree-day snow
 pack and a soil bucket of capacity `whc`:
 

@@ -147,7 +147,7 @@ def test_score_table_adds_the_judges_mr_when_an_agent_was_judged(inputs):
 def test_every_table_key_is_a_prefect_artifact_key(inputs):
     keys = [artifact_key(table.key) for table in report_tables(inputs)]
     assert keys == ["scibench-scores", "scibench-versus-baseline", "scibench-outcomes", "scibench-errors",
-                    "scibench-cut-domain", "scibench-cut-difficulty", "scibench-cut-category",
+                    "scibench-attribution", "scibench-cut-domain", "scibench-cut-difficulty", "scibench-cut-category",
                     "scibench-cut-cognitive-skill", "scibench-tasks", "scibench-validity", "scibench-honesty",
                     "scibench-usage"]
     with pytest.raises(ValueError, match="not a Prefect artifact key"):

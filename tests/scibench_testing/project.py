@@ -58,13 +58,13 @@ def edit_params(project: Path, changes: dict) -> str:
 # The tasks the end-to-end tests build at the tiny profile: the first five CAMELS tasks (one per
 # method family); the whole catalog is exercised by tests/catalog and by `make run`.
 TINY_TASKS = ["camels-aridity-runoff", "camels-gap-filling", "camels-model-comparison",
-              "camels-signature-clustering", "camels-streamflow-prediction"]
+              "camels-signature-clustering", "camels-streamflow-prediction", "gridcells-ndvi-precipitation"]
 
 
 # The reference agents the tiny tasks name. The others score 0 there by construction (every metric
 # must beat each standard model strictly, its own value included), and each costs three stages.
 TINY_REFERENCES = ["climatology", "linear_forcing", "interpolate", "region_partition", "mean_flow_split"]
-TINY_AGENTS = ["oracle", "heuristic", "fabricate", "nodata", "defensive", *TINY_REFERENCES]
+TINY_AGENTS = ["oracle", "heuristic", "fabricate", "nodata", "prior", "defensive", *TINY_REFERENCES]
 
 
 def tiny_project(target: Path, agents: dict[str, dict] | None = None) -> Path:

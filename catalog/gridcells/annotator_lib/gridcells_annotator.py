@@ -14,28 +14,24 @@ first step, done here the way the scripts' docstrings state:
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
 import netCDF4
 import numpy as np
 import pandas as pd
 import rasterio
+from annotator_common import (  # noqa: F401 - the scripts import these from here
+    bootstrap,
+    ols,
+    read_scope,
+    write_answer,
+    write_checkpoint,
+)
 from rasterio.warp import transform as warp_transform
+from scipy.stats import theilslopes
 
-SCOPE_BLOCK = re.compile(r"## Scope\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
 DATA = Path("data")
-WORK = Path("work")
 BOUNDS = ["lon_west_deg", "lat_south_deg", "lon_east_deg", "lat_north_deg"]
-
-
-def read_scope(prompt: Path = Path("prompt.md")) -> dict:
-    """The JSON scope block (entity_key, entities, start, end) of the rendered prompt."""
-    match = SCOPE_BLOCK.search(prompt.read_text())
-    if match is None:
-        raise ValueError(f"{prompt}: no '## Scope' block with a ```json fence")
-    return json.loads(match.group("json"))
 
 
 def read_cells(scope: dict) -> pd.DataFrame:
@@ -52,16 +48,10 @@ def grid_means(cells: pd.DataFrame, variable: str, path: Path = DATA / "grid.nc"
 
     With `threshold`: the share of the cell's days on which the variable is at least that.
     """
-    with netCDF4.Dataset(path) as grid:
-        lat, lon = np.asarray(grid["lat"][:]), np.asarray(grid["lon"][:])
-        values = np.ma.filled(grid[variable][:].astype(float), np.nan)
-    rows = [_index(lat, value, "lat") for value in cells["lat_deg"]]
-    cols = [_index(lon, value, "lon") for value in cells["lon_deg"]]
-    series = values[:, rows, cols]
+    series = grid_series(cells, variable, path)
     if threshold is not None:
-        series = np.where(np.isnan(series), np.nan, (series >= threshold).astype(float))
-    means = np.nanmean(series, axis=0)
-    return pd.Series(means, index=cells.index, name=variable)
+        series = (series >= threshold).astype(float).where(series.notna())
+    return series.mean().rename(variable).rename_axis(cells.index.name)
 
 
 def _index(axis: np.ndarray, value: float, name: str) -> int:
@@ -102,35 +92,59 @@ def zonal(cells: pd.DataFrame, layer: str) -> pd.DataFrame:
     return out.reindex(cells.index).fillna({"n_pixels": 0, "n_valid": 0})
 
 
-def ols(y: np.ndarray, *columns: np.ndarray) -> np.ndarray:
-    """Least-squares coefficients of y on an intercept and the columns (intercept first)."""
-    design = np.column_stack([np.ones_like(y), *columns])
-    return np.linalg.lstsq(design, y, rcond=None)[0]
+def grid_series(cells: pd.DataFrame, variable: str, path: Path = DATA / "grid.nc",
+                first: str | None = None, last: str | None = None) -> pd.DataFrame:
+    """Each cell's daily `variable` from the NetCDF grid: dates (the grid's time axis) x cell ids.
+
+    `first` / `last` (ISO dates, inclusive) keep only the days between them.
+    """
+    with netCDF4.Dataset(path) as grid:
+        lat, lon = np.asarray(grid["lat"][:]), np.asarray(grid["lon"][:])
+        time = grid["time"]
+        stamps = netCDF4.num2date(time[:], time.units, getattr(time, "calendar", "standard"),
+                                  only_use_cftime_datetimes=False)
+        values = np.ma.filled(grid[variable][:].astype(float), np.nan)
+    rows = [_index(lat, value, "lat") for value in cells["lat_deg"]]
+    cols = [_index(lon, value, "lon") for value in cells["lon_deg"]]
+    days = pd.DatetimeIndex([pd.Timestamp(s.year, s.month, s.day) for s in stamps], name="date")
+    frame = pd.DataFrame(values[:, rows, cols], index=days, columns=cells.index)
+    keep = np.ones(len(days), dtype=bool)
+    if first is not None:
+        keep &= days >= pd.Timestamp(first)
+    if last is not None:
+        keep &= days <= pd.Timestamp(last)
+    return frame.loc[keep]
 
 
-def bootstrap(n: int, statistic, replicates: int = 500, seed: int = 0) -> list[float]:
-    """`statistic(indices)` on resamples of n entities with replacement (undefined ones skipped)."""
-    rng = np.random.default_rng(seed)
-    values = []
-    for _ in range(replicates):
-        try:
-            value = statistic(rng.integers(0, n, n))
-        except (ValueError, np.linalg.LinAlgError, FloatingPointError):
-            continue
-        if np.isfinite(value):
-            values.append(float(value))
-    return values
+def theil_sen_slope(y: np.ndarray, x: np.ndarray) -> float:
+    """Sen's (1968) slope: the median of the slopes between all pairs of points with distinct x."""
+    return float(theilslopes(y, x)[0])
 
 
-def write_checkpoint(name: str, frame: pd.DataFrame) -> None:
-    """Write a checkpoint the scorer compares with an agent's (`work/<name>`)."""
-    WORK.mkdir(exist_ok=True)
-    frame.reset_index().to_parquet(WORK / name, index=False)
+def column_correlations(first: pd.DataFrame, second: pd.DataFrame) -> pd.Series:
+    """Pearson r between the same-named columns of two frames on the same index (rows with a NaN out)."""
+    out = {}
+    for column in first.columns:
+        pair = pd.concat([first[column], second[column]], axis=1).dropna()
+        out[column] = float(np.corrcoef(pair.iloc[:, 0], pair.iloc[:, 1])[0, 1]) if len(pair) > 2 else np.nan
+    return pd.Series(out, name="r").rename_axis(first.columns.name)
 
 
-def write_answer(answer: object, replicates: list[float] | None = None) -> None:
-    """Write work/answer.json (and work/bootstrap.json when replicates are given)."""
-    WORK.mkdir(exist_ok=True)
-    (WORK / "answer.json").write_text(json.dumps({"answer": answer}, indent=2))
-    if replicates is not None:
-        (WORK / "bootstrap.json").write_text(json.dumps({"values": replicates}))
+def median_split_difference(values: np.ndarray, by: np.ndarray) -> float:
+    """Mean of `values` where `by` is above its median minus the mean of the others."""
+    high = by > np.median(by)
+    if high.all() or not high.any():
+        raise ValueError("one group is empty")
+    return float(values[high].mean() - values[~high].mean())
+
+
+def top_cell(values: pd.Series, min_lead: float) -> str:
+    """The cell id with the largest value; SystemExit when fewer than two values are defined or
+    the runner-up comes within `min_lead` (a share of the top value) of it (an ambiguous query)."""
+    ranked = values.dropna().sort_values(ascending=False)
+    if len(ranked) < 2:
+        raise SystemExit(f"only {len(ranked)} cells with a value")
+    if ranked.iloc[1] >= ranked.iloc[0] - min_lead * abs(ranked.iloc[0]):
+        raise SystemExit(f"ambiguous: the runner-up {ranked.iloc[1]:.4g} is within {min_lead:.0%} "
+                         f"of the top {ranked.iloc[0]:.4g}")
+    return str(ranked.index[0])

@@ -13,8 +13,16 @@ Method (the gold):
 from __future__ import annotations
 
 import pandas as pd
-from gridcells_annotator import (bootstrap, grid_means, ols, read_cells, read_scope, write_answer,
-                                 write_checkpoint, zonal)
+from gridcells_annotator import (
+    bootstrap,
+    grid_means,
+    ols,
+    read_cells,
+    read_scope,
+    write_answer,
+    write_checkpoint,
+    zonal,
+)
 
 
 def main() -> None:

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from gridcells_annotator import (bootstrap, grid_means, read_cells, read_scope, write_answer,
-                                 write_checkpoint, zonal)
+from gridcells_annotator import bootstrap, grid_means, read_cells, read_scope, write_answer, write_checkpoint, zonal
 
 
 def main() -> None:

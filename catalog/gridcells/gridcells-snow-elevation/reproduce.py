@@ -14,21 +14,20 @@ Method (the gold):
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
-from gridcells_annotator import (bootstrap, grid_means, read_cells, read_scope, write_answer,
-                                 write_checkpoint, zonal)
+from gridcells_annotator import (
+    bootstrap,
+    grid_means,
+    median_split_difference,
+    read_cells,
+    read_scope,
+    write_answer,
+    write_checkpoint,
+    zonal,
+)
 
 SNOW_MM = 1.0
 MIN_CONTRAST = 0.02
-
-
-def contrast(share: np.ndarray, elevation: np.ndarray) -> float:
-    """Mean snow share above the median elevation minus that at or below it."""
-    high = elevation > np.median(elevation)
-    if high.all() or not high.any():
-        raise ValueError("one group is empty")
-    return float(share[high].mean() - share[~high].mean())
 
 
 def main() -> None:
@@ -42,10 +41,10 @@ def main() -> None:
     if len(table) < 8:
         raise SystemExit(f"only {len(table)} cells with a valid relief pixel")
     share, z = table["snow"].to_numpy(), table["z"].to_numpy()
-    value = contrast(share, z)
+    value = median_split_difference(share, z)
     if abs(value) < MIN_CONTRAST:
         raise SystemExit(f"no snow contrast: {value:.4f}")
-    write_answer(round(value, 6), bootstrap(len(z), lambda i: contrast(share[i], z[i])))
+    write_answer(round(value, 6), bootstrap(len(z), lambda i: median_split_difference(share[i], z[i])))
 
 
 if __name__ == "__main__":

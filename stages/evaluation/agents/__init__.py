@@ -13,6 +13,7 @@ from stages.evaluation.agents.program import AgentProgram, QueryContext
 AGENTS = {
     "oracle": builtin.oracle,
     "nodata": builtin.nodata,
+    "prior": builtin.prior,
     "defensive": builtin.defensive,
     "fabricate": builtin.fabricate,
     "reference": builtin.reference,

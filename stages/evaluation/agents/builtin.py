@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import sys
 from pathlib import Path
 
@@ -33,6 +34,20 @@ def oracle(options: dict, query: QueryContext) -> AgentProgram:
 def nodata(options: dict, query: QueryContext) -> AgentProgram:
     """Answer with no-skill values read from the prompt's answer-format block."""
     return AgentProgram(argv=[sys.executable, "/agent/nodata.py", "/workspace"], agent_dir=SCRIPTS)
+
+
+def prior(options: dict, query: QueryContext) -> AgentProgram:
+    """Answer a hypothesis with the task's declared domain-knowledge prior, never reading data/.
+
+    The prior is read here, on the harness side, from the task's private spec (an agent never sees
+    it) and handed to the script on its command line.
+    """
+    import yaml
+
+    spec = yaml.safe_load((query.private_dir / "task.yaml").read_text())
+    value = ((spec.get("answer") or {}).get("hypothesis") or {}).get("prior")
+    return AgentProgram(argv=[sys.executable, "/agent/prior.py", "/workspace", json.dumps(value)],
+                        agent_dir=SCRIPTS)
 
 
 def defensive(options: dict, query: QueryContext) -> AgentProgram:

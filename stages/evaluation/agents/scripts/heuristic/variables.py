@@ -27,7 +27,8 @@ ABBREVIATIONS = {
     "pet": "potential evapotranspiration", "et": "evapotranspiration", "elev": "elevation",
     "lat": "latitude", "lon": "longitude", "frac": "fraction share", "fch4": "methane flux",
     "ndvi": "vegetation index greenness", "gpp": "gross primary production", "ta": "air temperature",
-    "ws": "wind speed", "relief": "elevation terrain height", "tair": "air temperature", "wtd": "water table depth", "ts": "soil temperature", "le": "latent heat",
+    "ws": "wind speed", "relief": "elevation terrain height",
+    "tair": "air temperature", "wtd": "water table depth", "ts": "soil temperature", "le": "latent heat",
 }
 UNITS = {"mm", "d", "c", "m", "km", "km2", "deg", "pa", "s", "w", "m2", "yr", "kg", "ha", "t",
          "nmol", "umol", "mol", "degc", "pct", "percent"}
