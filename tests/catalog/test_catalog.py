@@ -130,8 +130,9 @@ def test_no_task_stages_a_column_derived_from_its_target(catalog):
 
 def test_a_task_hash_covers_its_content_but_not_its_scope_list(tmp_path):
     source = load_catalog(CATALOG, ["control"])[0]
-    folder = shutil.copytree(source.folder, tmp_path / source.spec.id)
-    shutil.copytree(source.folder.parent / "annotator_lib", tmp_path / "annotator_lib")
+    folder = shutil.copytree(source.folder, tmp_path / "control" / source.spec.id)
+    shutil.copytree(source.folder.parent / "annotator_lib", tmp_path / "control" / "annotator_lib")
+    shutil.copytree(CATALOG / "annotator_common", tmp_path / "annotator_common")
     text = (folder / "task.yaml").read_text()
     assert load_task(folder).task_hash == source.task_hash
     fewer = yaml.safe_load(text) | {"scopes": source.spec.scopes[:-1]}
