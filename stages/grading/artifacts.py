@@ -31,7 +31,11 @@ class ArtifactError(ValueError):
     """The artifact cannot be graded; the message says why (scored as unparseable)."""
 
 
-def _footer_checks(data: bytes, spec: ArtifactSpec, required_rows: int) -> pq.ParquetFile:
+def untrusted_parquet(data: bytes, name: str, columns: list[str], max_rows: int) -> pq.ParquetFile:
+    """Open an agent's Parquet bytes after checking its footer: rows, declared size, columns.
+
+    Nothing is decoded before the checks pass; every problem is an `ArtifactError` naming `name`.
+    """
     try:
         parquet = pq.ParquetFile(io.BytesIO(data))
         metadata = parquet.metadata
@@ -39,17 +43,20 @@ def _footer_checks(data: bytes, spec: ArtifactSpec, required_rows: int) -> pq.Pa
         size = sum(metadata.row_group(g).column(c).total_uncompressed_size
                    for g in range(metadata.num_row_groups) for c in range(metadata.num_columns))
     except Exception as error:  # noqa: BLE001 - any failure on a hostile file is the file's problem
-        raise ArtifactError(f"{spec.file} is not a readable Parquet file: {error}") from error
-    if metadata.num_rows > required_rows + EXTRA_ROWS_ALLOWED:
-        raise ArtifactError(f"{spec.file} has {metadata.num_rows} rows, at most "
-                            f"{required_rows + EXTRA_ROWS_ALLOWED} are read")
+        raise ArtifactError(f"{name} is not a readable Parquet file: {error}") from error
+    if metadata.num_rows > max_rows:
+        raise ArtifactError(f"{name} has {metadata.num_rows} rows, at most {max_rows} are read")
     if size > MAX_UNCOMPRESSED_BYTES:
-        raise ArtifactError(f"{spec.file} declares {size} uncompressed bytes, more than "
+        raise ArtifactError(f"{name} declares {size} uncompressed bytes, more than "
                             f"{MAX_UNCOMPRESSED_BYTES}")
-    missing = [c for c in [*spec.key, *spec.columns] if c not in names]
+    missing = [c for c in columns if c not in names]
     if missing:
-        raise ArtifactError(f"{spec.file} lacks the columns {missing} (has {sorted(names)[:20]})")
+        raise ArtifactError(f"{name} lacks the columns {missing} (has {sorted(names)[:20]})")
     return parquet
+
+
+def _footer_checks(data: bytes, spec: ArtifactSpec, required_rows: int) -> pq.ParquetFile:
+    return untrusted_parquet(data, spec.file, [*spec.key, *spec.columns], required_rows + EXTRA_ROWS_ALLOWED)
 
 
 def key_form(values: pd.Series, column: str) -> pd.Series:

@@ -19,13 +19,12 @@ agent's file is untrusted input: it is read from bytes the harness capped, never
 
 from __future__ import annotations
 
-import io
 import math
 
 import pandas as pd
-import pyarrow.parquet as pq
 
 from stages.catalog import CheckpointSpec, TaskSpec
+from stages.grading.artifacts import ArtifactError, untrusted_parquet
 
 STAGES = ("alignment", "modeling")
 CLASSES = ("alignment", "modeling", "reasoning", "unattributed")
@@ -38,17 +37,18 @@ class CheckpointError(ValueError):
 
 
 def read_checkpoint(spec: CheckpointSpec, data: bytes) -> pd.DataFrame:
-    """The checkpoint's key and compared columns, one row per key, sorted; raises CheckpointError."""
+    """The checkpoint's key and compared columns, one row per key, sorted; raises CheckpointError.
+
+    The footer is checked before anything is decoded (`stages.grading.artifacts.untrusted_parquet`),
+    and only the key and compared columns are read.
+    """
     try:
-        table = pq.read_table(io.BytesIO(data))
+        parquet = untrusted_parquet(data, spec.file, spec.key + spec.columns, MAX_ROWS)
+        frame = parquet.read(columns=spec.key + spec.columns).to_pandas()
+    except ArtifactError as error:
+        raise CheckpointError(str(error)) from error
     except Exception as error:  # noqa: BLE001 - any unreadable file is the agent's problem
         raise CheckpointError(f"{spec.file} is not a readable Parquet file: {type(error).__name__}") from error
-    if table.num_rows > MAX_ROWS:
-        raise CheckpointError(f"{spec.file} has {table.num_rows} rows (at most {MAX_ROWS})")
-    missing = sorted(set(spec.key + spec.columns) - set(table.column_names))
-    if missing:
-        raise CheckpointError(f"{spec.file} lacks columns {missing}")
-    frame = table.select(spec.key + spec.columns).to_pandas()
     for column in spec.key:
         frame[column] = frame[column].astype(str)
     for column in spec.columns:

@@ -52,9 +52,9 @@ def test_a_passed_query_or_a_task_without_checkpoints_gets_no_class():
 
 
 @pytest.mark.parametrize(("frame", "problem"), [
-    (pd.DataFrame({"id": ["a"]}), r"lacks columns \['n'\]"),
+    (pd.DataFrame({"id": ["a"]}), r"lacks the columns \['n'\]"),
     (pd.DataFrame({"id": ["a", "a"], "n": [1, 2]}), "repeats keys"),
-    (pd.DataFrame({"id": [str(i) for i in range(100_001)], "n": 1}), "100001 rows"),
+    (pd.DataFrame({"id": [str(i) for i in range(100_001)], "n": 1}), "has 100001 rows, at most 100000"),
 ])
 def test_an_unusable_checkpoint_is_an_error_naming_the_file(frame: pd.DataFrame, problem: str):
     with pytest.raises(CheckpointError, match=f"aligned.parquet .*{problem}|aligned.parquet {problem}"):
