@@ -18,9 +18,9 @@ answer (the value matching the most golds within their tolerances) may match at 
 `constant_max_share` of them, judged on a task with at least `constant_min_queries` kept queries
 (on three, two neighbouring scopes that agree are a coincidence, not a constant gold). The report
 (processed/reports/validity.json; its summary, for `dvc metrics show/diff`, in
-processed/metrics/validity.json) also gives the gold spread, the reference values, the honesty rate of every agent, the test/train overlap of the
-splits and where the data came from (synthetic or real). A failed gate fails the stage, naming the
-task and the gate.
+processed/metrics/validity.json) also gives the gold spread, the reference values, the honesty
+rate of every agent, the test/train overlap of the splits and where the data came from (synthetic
+or real). A failed gate fails the stage, naming the task and the gate.
 """
 
 from __future__ import annotations
