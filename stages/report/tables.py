@@ -20,11 +20,10 @@ from stages.report.formatting import (
 )
 from stages.report.inputs import AgentMetrics, Comparison, ReportInputs, ValidityReport
 from stages.scoring.outcomes import Outcome
-from stages.scoring.suite import MOSCIBENCH_SHARES
+from stages.scoring.suite import AXES, MOSCIBENCH_SHARES
 
 OUTCOMES = [outcome.value for outcome in Outcome]
 # The cut axes the scoring suite writes, in the order the report shows them; others follow sorted.
-AXES = ["domain", "difficulty", "category", "capability", "pipeline_stage", "cognitive_skill", "mas_challenge"]
 AXIS_NAMES = {"pipeline_stage": "pipeline stage", "cognitive_skill": "cognitive skill",
               "mas_challenge": "multi-agent challenge"}  # how an axis reads in titles and captions
 

@@ -29,8 +29,8 @@ from stages.scoring.intervals import mean_interval, task_resamples
 from stages.scoring.outcomes import Outcome
 from stages.scoring.query import QueryScore
 
-AXES = ("domain", "difficulty", "category", "capability", "pipeline_stage", "cognitive_skill",
-        "mas_challenge")
+AXES = ("domain", "difficulty", "category", "modality", "capability", "pipeline_stage",
+        "cognitive_skill", "mas_challenge")
 ATTRIBUTION = {
     Outcome.NO_OUTPUT.value: "alignment", Outcome.UNPARSEABLE.value: "alignment",
     Outcome.UNREALISTIC.value: "alignment", Outcome.EXEC_ERROR.value: "modeling",
@@ -85,6 +85,8 @@ def tag_values(spec: TaskSpec, axis: str) -> list[str]:
     """The task's values on one cut axis (tag axes can hold several values, or none)."""
     if axis in ("domain", "difficulty", "category"):
         return [str(getattr(spec, axis))]
+    if axis == "modality":
+        return list(spec.modalities)
     return list(getattr(spec.tags, axis))
 
 

@@ -99,7 +99,7 @@ def test_outcome_table_counts_every_outcome_and_the_retries(inputs):
 
 def test_cuts_show_the_filled_axes_in_order_and_name_the_empty_ones(inputs):
     assert cut_axes(inputs.metrics) == (["domain", "difficulty", "category", "cognitive_skill"],
-                                        ["capability", "pipeline_stage", "mas_challenge"])
+                                        ["modality", "capability", "pipeline_stage", "mas_challenge"])
     table = cut_table(inputs.metrics, "difficulty")
     assert table.key == "cut-difficulty"
     assert table.columns == ("difficulty", "tasks", "beta", "alpha", "base", "zero")
@@ -258,7 +258,7 @@ def test_the_stage_writes_the_page_and_skips_prefect_without_an_api(built):
         Path(name).name for name in images + links)
     # Offline: no script, no stylesheet or font from elsewhere, nothing but the files beside it.
     assert "<script" not in page and "http://" not in page and "https://" not in page and "<link" not in page
-    assert '<td class="fail">FAIL</td>' in page and "No task has a value on: capability, pipeline_stage" in page
+    assert '<td class="fail">FAIL</td>' in page and "No task has a value on: modality, capability, pipeline_stage" in page
 
 
 def test_two_builds_are_byte_identical_and_the_second_publishes_to_prefect(built, tmp_path, monkeypatch):
