@@ -258,7 +258,8 @@ def test_the_stage_writes_the_page_and_skips_prefect_without_an_api(built):
         Path(name).name for name in images + links)
     # Offline: no script, no stylesheet or font from elsewhere, nothing but the files beside it.
     assert "<script" not in page and "http://" not in page and "https://" not in page and "<link" not in page
-    assert '<td class="fail">FAIL</td>' in page and "No task has a value on: modality, capability, pipeline_stage" in page
+    assert '<td class="fail">FAIL</td>' in page
+    assert "No task has a value on: modality, capability, pipeline_stage" in page
 
 
 def test_two_builds_are_byte_identical_and_the_second_publishes_to_prefect(built, tmp_path, monkeypatch):
