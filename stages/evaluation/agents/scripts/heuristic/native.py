@@ -1,4 +1,4 @@
-"""Per-entity values from files in their own formats: a NetCDF grid and GeoTIFF layers.
+"""Per-entity values from files in their own formats: a NetCDF grid, GeoTIFF layers, structures.
 
 What a data scientist does first with such a folder: put every modality on the entities.
 - Grid (`*.nc`): each variable on (time, lat, lon) is averaged over time at the grid point nearest
@@ -6,6 +6,10 @@ What a data scientist does first with such a folder: put every modality on the e
 - Imagery (`*.tif` anywhere under `data/`): the entity's footprint (its lon/lat bounds, or a 0.05
   degree box around a point) is projected into the raster's CRS and rasterised (pixel centres
   inside); the valid pixels' mean and standard deviation become `<layer>_mean` and `<layer>_sd`.
+- Structures (`*.sdf`): each record's standard InChIKey is matched to the entities' `inchikey`
+  column; the structure's usual RDKit descriptors (molecular weight, Crippen logP, TPSA, donors,
+  acceptors, rotatable bonds, rings, aromatic rings, heavy atoms, aromatic proportion, fraction
+  of sp3 carbons) become columns.
 """
 
 from __future__ import annotations
@@ -77,15 +81,38 @@ def layer_columns(path: Path, entities: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({f"{path.stem}_mean": means, f"{path.stem}_sd": sds}, index=entities.index)
 
 
+def structure_columns(path: Path, entities: pd.DataFrame) -> pd.DataFrame:
+    """RDKit descriptors of each entity's structure, matched through the standard InChIKey."""
+    from rdkit import Chem, RDLogger
+    from rdkit.Chem import Crippen, Descriptors, rdMolDescriptors
+
+    RDLogger.DisableLog("rdApp.*")
+    rows = {}
+    for mol in Chem.SDMolSupplier(str(path)):
+        if mol is None:
+            continue
+        heavy = mol.GetNumHeavyAtoms()
+        rows[Chem.MolToInchiKey(mol)] = {
+            "mol_wt": Descriptors.MolWt(mol), "logp": Crippen.MolLogP(mol),
+            "tpsa": rdMolDescriptors.CalcTPSA(mol), "h_donors": rdMolDescriptors.CalcNumHBD(mol),
+            "h_acceptors": rdMolDescriptors.CalcNumHBA(mol),
+            "rotatable_bonds": rdMolDescriptors.CalcNumRotatableBonds(mol),
+            "rings": rdMolDescriptors.CalcNumRings(mol),
+            "aromatic_rings": rdMolDescriptors.CalcNumAromaticRings(mol), "heavy_atoms": heavy,
+            "aromatic_proportion": sum(a.GetIsAromatic() for a in mol.GetAtoms()) / heavy if heavy else np.nan,
+            "fraction_csp3": rdMolDescriptors.CalcFractionCSP3(mol)}
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    return table.reindex(entities["inchikey"].astype(str).to_numpy()).set_axis(entities.index)
+
+
 def native_attributes(data_dir: Path, entities: pd.DataFrame) -> pd.DataFrame:
     """Every native file's per-entity columns, joined on the entities' index (may be empty)."""
     parts = []
-    if centre_columns(entities) is None:
-        return pd.DataFrame(index=entities.index)
-    for path in sorted(data_dir.rglob("*.nc")):
-        parts.append(grid_columns(path, entities))
-    for path in sorted(data_dir.rglob("*.tif")):
-        parts.append(layer_columns(path, entities))
+    if "inchikey" in entities.columns:
+        parts += [structure_columns(path, entities) for path in sorted(data_dir.rglob("*.sdf"))]
+    if centre_columns(entities) is not None:
+        parts += [grid_columns(path, entities) for path in sorted(data_dir.rglob("*.nc"))]
+        parts += [layer_columns(path, entities) for path in sorted(data_dir.rglob("*.tif"))]
     if parts:
         print(f"heuristic: native files give {[c for p in parts for c in p.columns]}", file=sys.stderr)
     return pd.concat(parts, axis=1) if parts else pd.DataFrame(index=entities.index)

@@ -28,7 +28,9 @@ ABBREVIATIONS = {
     "lat": "latitude", "lon": "longitude", "frac": "fraction share", "fch4": "methane flux",
     "ndvi": "vegetation index greenness", "gpp": "gross primary production", "ta": "air temperature",
     "ws": "wind speed", "relief": "elevation terrain height",
-    "tair": "air temperature", "wtd": "water table depth", "ts": "soil temperature", "le": "latent heat",
+    "tair": "air temperature", "mol": "molecular", "wt": "weight", "logs": "log solubility",
+    "tpsa": "topological polar surface area", "csp3": "sp3 carbon saturation",
+    "wtd": "water table depth", "ts": "soil temperature", "le": "latent heat",
 }
 UNITS = {"mm", "d", "c", "m", "km", "km2", "deg", "pa", "s", "w", "m2", "yr", "kg", "ha", "t",
          "nmol", "umol", "mol", "degc", "pct", "percent"}
