@@ -155,6 +155,15 @@ def test_no_gold_citation_or_private_path_reaches_an_agent(built):
     for text in list(queries["prompt"]) + public_text:
         for secret in secrets:
             assert secret not in text, f"{secret!r} reached a prompt or public file"
+    # Files in their own formats (a NetCDF grid, GeoTIFF layers) carry no path of the build and no
+    # citation in their attributes or tags either.
+    native = [p for p in benchmark.glob("tasks/*/public/*/**/*") if p.is_file() and p.suffix in (".nc", ".tif", ".sdf")]
+    assert native, "the tiny build stages a multimodal task"
+    for path in native:
+        data = path.read_bytes()
+        for secret in [str(built["project"]), "raw/synthetic", *secrets[2:]]:
+            if not secret.replace(".", "").lstrip("-").isdigit():
+                assert secret.encode() not in data, f"{secret!r} reached {path.relative_to(benchmark)}"
     # The release's card must credit the data products its values come from (CAMELS' terms ask for
     # both papers); a task that adapts a data product's own paper shares that citation, and the card
     # never says which task it is. Every other secret stays out of the card.
