@@ -25,7 +25,7 @@ import pytest
 import yaml
 from scibench_testing.prefect_server import start_prefect_server
 from scibench_testing.processes import descendants, survivors
-from scibench_testing.project import ROOT, edit_params, offline_env, run, tiny_project
+from scibench_testing.project import ROOT, TINY_TASKS, edit_params, offline_env, run, tiny_project
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="bubblewrap (bwrap) is not installed: the sandbox needs it")
@@ -80,7 +80,7 @@ def test_the_validity_gates_hold_for_every_task(built):
     summary = json.loads((built["project"] / "processed/metrics/validity.json").read_text())
     assert summary["passed"] is True and summary["overall"]["oracle"] >= 99.0
     assert report["passed"] and report["failures"] == []
-    assert len(report["tasks"]) == 5
+    assert len(report["tasks"]) == len(TINY_TASKS)
     for task_id, entry in report["tasks"].items():
         scores = entry["scores"]
         assert scores["oracle"] >= 99.0, task_id
@@ -89,6 +89,11 @@ def test_the_validity_gates_hold_for_every_task(built):
                       "mean_flow_split")
         assert max(scores[a] or 0.0 for a in references) <= 40.0, task_id
     assert report["overall"]["fabricate"] == 0.0
+    rates = report["hypotheses"]["exact_match_percent"]
+    assert rates["nodata"] <= 5.0 and rates["prior"] <= 10.0
+    assert rates["heuristic"] > max(rates["nodata"], rates["prior"])
+    assert report["tasks"]["gridcells-ndvi-precipitation"]["hypothesis"] == {"format": "number",
+                                                                            "chance_level": None}
     assert report["provenance"]["camels"]["origins"] == {"camels_us": "synthetic",
                                                          "imagery": "synthetic"}
     spread = report["tasks"]["camels-aridity-runoff"]["gold_spread"]
@@ -108,10 +113,18 @@ def test_a_graded_task_scores_what_the_harness_recomputed(built):
     assert any(r["reported"]["metrics"]["nse"] != r["gold"]["metrics"]["nse"] for r in records.values())
     journal = [json.loads(line) for line in
                (project / "processed/runs/oracle/journal.jsonl").read_text().splitlines()]
-    graded = [r for r in journal if r["task_id"] != "camels-aridity-runoff"]
+    hypotheses = ("camels-aridity-runoff", "gridcells-ndvi-precipitation")
+    graded = [r for r in journal if r["task_id"] not in hypotheses]
     assert graded and all(r["artifact_sha256"] for r in graded)
     for record in graded:
         assert (project / "processed/runs/oracle/artifacts" / record["artifact_sha256"]).is_file()
+    # the multimodal task's checkpoints are kept the same way (they attribute errors, never score)
+    multimodal = [r for r in journal if r["task_id"] == "gridcells-ndvi-precipitation"]
+    assert multimodal and all(sorted(r["checkpoints"]) == ["aligned.parquet", "features.parquet"]
+                              for r in multimodal)
+    for record in multimodal:
+        for sha in record["checkpoints"].values():
+            assert (project / "processed/runs/oracle/artifacts" / sha).is_file()
 
 
 def test_every_task_keeps_three_test_queries(built):
