@@ -135,7 +135,8 @@ def test_the_gold_comes_with_both_checkpoints(built):
     aligned = pd.DataFrame(label.checkpoints["aligned.parquet"])
     assert list(aligned.columns) == ["cell_id", "n_pixels", "precip_mm_d"]
     assert (aligned["n_pixels"] > 0).all()
-    assert -1 <= label.gold["answer"] <= 1 and label.tolerance >= 0.01
+    assert -1 <= label.gold["answer"] <= 1
+    assert label.tolerance == pytest.approx(max(0.005, 0.1 * label.bootstrap_sd), abs=1e-9)
 
 
 @pytest.mark.parametrize(("mistake", "passed", "error"), [
