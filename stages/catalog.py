@@ -1,24 +1,23 @@
 """The benchmark catalog: `catalog/<domain>/<task_id>/{task.yaml, reproduce.py}` as validated specs.
 
 A task spec is pydantic with `extra="forbid"`: a typo in a task file fails the build, naming the file.
-Scopes are defined once per domain in `catalog/<domain>/scopes.yaml` and referenced by name. Helper
-modules the domain's annotator scripts share live in `catalog/<domain>/annotator_lib/`, and helpers
-every domain may use (reading the scope block, the bootstrap, writing answers and checkpoints) in
-`catalog/annotator_common/`; they are part of every task's hash and are mounted beside
-`reproduce.py` when it runs.
+Scopes are defined once per domain in `catalog/<domain>/scopes.yaml` and referenced by name
+(`stages.catalog_scopes`). Helper modules the domain's annotator scripts share live in
+`catalog/<domain>/annotator_lib/`, and helpers every domain may use (reading the scope block,
+the bootstrap, writing answers and checkpoints) in `catalog/annotator_common/`; they are part of
+every task's hash and are mounted beside `reproduce.py` when it runs.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
+from stages.catalog_scopes import CatalogError, Strict, load_scopes, read_yaml
 from stages.grading.profile_features import PROFILE_DEFINITIONS
 from stages.hashing import content_hash
 
@@ -39,12 +38,6 @@ TARGET_PATTERN = re.compile(r"^\s*(>=|<=|>|<|==)\s*(-?\d+(\.\d+)?([eE]-?\d+)?)\s
 DIRECTIONAL_TARGETS = ("lower is better", "higher is better")
 ANNOTATOR_LIB = "annotator_lib"  # catalog/<domain>/annotator_lib/*.py: mounted beside reproduce.py
 ANNOTATOR_COMMON = "annotator_common"  # catalog/annotator_common/*.py: mounted for every domain
-
-
-class Strict(BaseModel):
-    """Base for everything parsed from YAML: unknown keys fail fast."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Source(Strict):
@@ -327,45 +320,6 @@ class TaskSpec(Strict):
         return self
 
 
-class ScopeSpec(Strict):
-    """A named slice of a domain: which entities and which period a query covers (ST-Bench §2.2)."""
-
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_]*$")
-    kind: Literal["geographic", "temporal", "sample_size", "attribute"]
-    description: str
-    citation: str = ""
-    entities: dict[str, Any] = {}
-    years: tuple[int, int] | None = None
-    period: tuple[date, date] | None = None  # a sub-year window, inclusive (e.g. one season)
-    sample: int | None = None
-    seed: int = 0
-    # the query-size bound (from the library's `bounds` unless the scope sets its own): a larger
-    # slice is sampled down to `max_entities` (seeded by `seed`) and clipped to its last `max_years`
-    max_entities: int | None = Field(default=None, ge=1)
-    max_years: int | None = Field(default=None, ge=1)
-
-
-class QueryBounds(Strict):
-    """The most entities and calendar years one query of a domain covers, at every profile."""
-
-    entities: int | None = Field(default=None, ge=1)
-    years: int | None = Field(default=None, ge=1)
-
-
-class ScopeLibrary(Strict):
-    """`catalog/<domain>/scopes.yaml`."""
-
-    bounds: QueryBounds = QueryBounds()
-    scopes: list[ScopeSpec]
-
-    def bounded(self) -> list[ScopeSpec]:
-        """The scopes with the library's bounds filled in where a scope sets none."""
-        return [scope.model_copy(update={
-            "max_entities": scope.max_entities if scope.max_entities is not None else self.bounds.entities,
-            "max_years": scope.max_years if scope.max_years is not None else self.bounds.years,
-        }) for scope in self.scopes]
-
-
 @dataclass(frozen=True)
 class CatalogTask:
     """A task spec with the files that define it and its content hash."""
@@ -377,21 +331,10 @@ class CatalogTask:
     annotator_lib: tuple[Path, ...] = ()
 
 
-class CatalogError(ValueError):
-    """A catalog file is missing or invalid; the message names the file."""
-
-
-def _read_yaml(path: Path) -> Any:
-    try:
-        return yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as error:
-        raise CatalogError(f"{path}: {error}") from error
-
-
 def load_task(folder: Path) -> CatalogTask:
     """Load and validate `folder/task.yaml`; the folder name must equal the task id."""
     path = folder / "task.yaml"
-    raw = _read_yaml(path)
+    raw = read_yaml(path)
     try:
         spec = TaskSpec.model_validate(raw)
     except ValidationError as error:
@@ -409,16 +352,6 @@ def load_task(folder: Path) -> CatalogTask:
     task_hash = content_hash([identity, reproduce.read_text(), [[p.name, p.read_text()] for p in library]])
     return CatalogTask(spec=spec, folder=folder, reproduce=reproduce, task_hash=task_hash,
                        annotator_lib=library)
-
-
-def load_scopes(domain_dir: Path) -> dict[str, ScopeSpec]:
-    """Load `scopes.yaml` of a domain as a dict by scope name, with its query-size bounds applied."""
-    path = domain_dir / "scopes.yaml"
-    try:
-        library = ScopeLibrary.model_validate(_read_yaml(path))
-    except ValidationError as error:
-        raise CatalogError(f"{path}: {error}") from error
-    return {scope.name: scope for scope in library.bounded()}
 
 
 def load_catalog(catalog_dir: Path, domains: list[str]) -> list[CatalogTask]:

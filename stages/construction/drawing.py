@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from stages.catalog import CatalogTask, ScopeSpec
+from stages.catalog import CatalogTask
+from stages.catalog_scopes import ScopeSpec
 from stages.construction import splits
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import TIMELESS, ScopeUnavailable, resolve_scope

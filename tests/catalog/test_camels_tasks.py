@@ -36,7 +36,8 @@ from scibench_testing.annotators import (
 from scibench_testing.domains import synthesize_and_ingest
 
 from stages.align import align
-from stages.catalog import CatalogTask, ScopeSpec, load_catalog, load_scopes
+from stages.catalog import CatalogTask, load_catalog, load_scopes
+from stages.catalog_scopes import ScopeSpec
 from stages.construction.drawing import Query, extract_tables
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope, ScopeUnavailable, resolve_scope

@@ -31,7 +31,7 @@ def test_draw_discards_unavailable_duplicate_and_overflow_scopes():
 
     import pandas as pd
 
-    from stages.catalog import ScopeSpec
+    from stages.catalog_scopes import ScopeSpec
     from stages.construction.drawing import draw_queries
 
     entities = pd.DataFrame({"gauge_id": ["a", "b", "c"], "huc_02": ["01", "01", "03"]})

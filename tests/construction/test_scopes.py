@@ -3,7 +3,7 @@ from datetime import date
 import pandas as pd
 import pytest
 
-from stages.catalog import ScopeSpec
+from stages.catalog_scopes import ScopeSpec
 from stages.construction.scopes import (
     ResolvedScope,
     ScopeUnavailable,

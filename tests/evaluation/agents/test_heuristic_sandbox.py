@@ -20,7 +20,8 @@ from scibench_testing.heuristic_workspaces import write_workspace
 from scibench_testing.project import TINY_TASKS
 
 from stages.align import align
-from stages.catalog import ScopeSpec, load_catalog
+from stages.catalog import load_catalog
+from stages.catalog_scopes import ScopeSpec
 from stages.construction.drawing import Query, extract_tables
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import resolve_scope

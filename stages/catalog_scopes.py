@@ -1,0 +1,90 @@
+"""Scope libraries (`catalog/<domain>/scopes.yaml`), and the YAML reading every catalog file shares.
+
+A scope is a named slice of a domain (ST-Bench §2.2): which entities and which period a query
+covers. `stages.construction.scopes` resolves one against a repository.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = ["CatalogError", "QueryBounds", "ScopeLibrary", "ScopeSpec", "Strict", "load_scopes", "read_yaml"]
+
+
+class Strict(BaseModel):
+    """Base for everything parsed from YAML: unknown keys fail fast."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CatalogError(ValueError):
+    """A catalog file is missing or invalid; the message names the file."""
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as error:
+        raise CatalogError(f"{path}: {error}") from error
+
+
+def read_yaml(path: Path) -> Any:
+    """A catalog file's YAML; an unreadable file is a `CatalogError` naming it."""
+    try:
+        return yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as error:
+        raise CatalogError(f"{path}: {error}") from error
+
+
+class ScopeSpec(Strict):
+    """A named slice of a domain: which entities and which period a query covers (ST-Bench §2.2)."""
+
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_]*$")
+    kind: Literal["geographic", "temporal", "sample_size", "attribute"]
+    description: str
+    citation: str = ""
+    entities: dict[str, Any] = {}
+    years: tuple[int, int] | None = None
+    period: tuple[date, date] | None = None  # a sub-year window, inclusive (e.g. one season)
+    sample: int | None = None
+    seed: int = 0
+    # the query-size bound (from the library's `bounds` unless the scope sets its own): a larger
+    # slice is sampled down to `max_entities` (seeded by `seed`) and clipped to its last `max_years`
+    max_entities: int | None = Field(default=None, ge=1)
+    max_years: int | None = Field(default=None, ge=1)
+
+
+class QueryBounds(Strict):
+    """The most entities and calendar years one query of a domain covers, at every profile."""
+
+    entities: int | None = Field(default=None, ge=1)
+    years: int | None = Field(default=None, ge=1)
+
+
+class ScopeLibrary(Strict):
+    """`catalog/<domain>/scopes.yaml`."""
+
+    bounds: QueryBounds = QueryBounds()
+    scopes: list[ScopeSpec]
+
+    def bounded(self) -> list[ScopeSpec]:
+        """The scopes with the library's bounds filled in where a scope sets none."""
+        return [scope.model_copy(update={
+            "max_entities": scope.max_entities if scope.max_entities is not None else self.bounds.entities,
+            "max_years": scope.max_years if scope.max_years is not None else self.bounds.years,
+        }) for scope in self.scopes]
+
+
+def load_scopes(domain_dir: Path) -> dict[str, ScopeSpec]:
+    """Load `scopes.yaml` of a domain as a dict by scope name, with its query-size bounds applied."""
+    path = domain_dir / "scopes.yaml"
+    try:
+        library = ScopeLibrary.model_validate(read_yaml(path))
+    except ValidationError as error:
+        raise CatalogError(f"{path}: {error}") from error
+    return {scope.name: scope for scope in library.bounded()}
