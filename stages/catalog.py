@@ -237,11 +237,15 @@ class NativeSpec(Strict):
       record titled from an entity column and carrying no key, identifier or property;
       `variables` are the structure column (SMILES) and the title column, in that order.
 
+    - `tenx_h5`: the query's cells of a 10x count matrix (Cell Ranger v3 HDF5), barcodes and root
+      attributes as the matrix writes them; `variables` names the feature types kept
+      (`Gene Expression`, `Antibody Capture`).
+
     `path` is where it lands under `data/` (a folder for `geotiff`, a file otherwise).
     """
 
-    kind: Literal["netcdf_grid", "geotiff", "sdf"]
-    path: str = Field(pattern=r"^[a-z][a-z0-9_]*(\.(nc|sdf))?$")
+    kind: Literal["netcdf_grid", "geotiff", "sdf", "tenx_h5"]
+    path: str = Field(pattern=r"^[a-z][a-z0-9_]*(\.(nc|sdf|h5))?$")
     variables: list[str] = Field(min_length=1)
     margin_deg: float = Field(0.0, ge=0.0, le=5.0)
 

@@ -1,4 +1,4 @@
-"""Stage a query's native modalities: a NetCDF grid, GeoTIFF layers or structures, cut to its scope.
+"""Stage a query's native modalities: a NetCDF grid, GeoTIFF layers, structures or a 10x matrix, cut to its scope.
 
 A multimodal hypothesis task (`data.native` in its task.yaml) hands the agent each modality in the
 format it is analysed in, with no join done for it (MoSciBench): the grid keeps its own lat/lon
@@ -157,6 +157,35 @@ def stage_structures(spec: NativeSpec, entities: pd.DataFrame, target: Path) -> 
             writer.write(mol)
 
 
+def stage_counts(spec: NativeSpec, source: Path, cells: list[str], target: Path) -> None:
+    """Write the query's cells of a 10x matrix (v3 layout), features of the types `spec.variables`.
+
+    Barcodes keep their GEM-well suffix and order; the root attributes (`library_ids`, ...) are
+    the matrix's own, so relating a cell to its library is the agent's join.
+    """
+    import h5py
+
+    from stages.sources.hdf_sparse import read_sparse_matrix
+    from stages.synthesize.hdf_tenx import Counts, write_v3
+
+    matrix = read_sparse_matrix(source)
+    features = matrix.features
+    unknown = sorted(set(spec.variables) - set(features["feature_type"]))
+    if unknown:
+        raise NativeStagingError(f"{source}: no features of type {unknown}")
+    rows = np.flatnonzero(features["feature_type"].isin(spec.variables).to_numpy())
+    wanted = set(cells)
+    columns = np.array([i for i, barcode in enumerate(matrix.barcodes) if barcode in wanted], dtype=np.int64)
+    if len(columns) != len(wanted):
+        raise NativeStagingError(f"{source}: {len(wanted) - len(columns)} of the query's cells are not in the matrix")
+    kept = features.iloc[rows]
+    with h5py.File(source) as raw:
+        attrs = dict(raw.attrs)
+    write_v3(target, Counts(kept["feature_id"].tolist(), kept["name"].tolist(), kept["feature_type"].tolist(),
+                            kept["genome"].fillna("").tolist(), matrix.barcodes[columns].tolist(),
+                            matrix.to_scipy()[rows][:, columns].tocsc()), attrs)
+
+
 def stage_native(specs: list[NativeSpec], repository: Path, entity_key: str, entities: list[str],
                  start: date, end: date, public: Path) -> list[str]:
     """Stage every native modality of a query into `public`; returns README lines describing them."""
@@ -176,6 +205,10 @@ def stage_native(specs: list[NativeSpec], repository: Path, entity_key: str, ent
             stage_structures(spec, table, target)
             lines.append(f"- `{spec.path}`: SD file (V2000) of the query's {len(table)} structures, "
                          "each record titled with the molecule's name.")
+        elif spec.kind == "tenx_h5":
+            stage_counts(spec, _files(inventory, "counts")[0], list(table[entity_key].astype(str)), target)
+            lines.append(f"- `{spec.path}`: 10x Genomics feature-barcode matrix (Cell Ranger v3 HDF5) of the "
+                         f"query's {len(table)} cells, features of type {', '.join(spec.variables)}.")
         elif spec.kind == "geotiff":
             stage_layers(spec, inventory, table, target)
             lines.append(f"- `{spec.path}/`: GeoTIFF layers {', '.join(spec.variables)} (one file each, "

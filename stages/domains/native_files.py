@@ -4,7 +4,7 @@ Multimodal hypothesis tasks stage a modality in the format people analyse it in 
 GeoTIFF layers) rather than as the joined tables of the repository, so the agent must do the
 alignment itself (`stages.construction.native`). This table tells the staging where those files
 are and what their bytes were when the repository was built: one row per file with its `modality`
-(`grid`, `imagery`), the `layer` it holds (`relief`, `ndvi_20200715`; empty for a grid), `raw_dir`,
+(`grid`, `imagery`, `counts`), the `layer` it holds (`relief`, `ndvi_20200715`; empty for a grid), `raw_dir`,
 `file` (relative to `raw_dir`) and `sha256`. Staging re-checks the hash, so a raw file changed after
 the build is an error naming it, never a silent mismatch.
 """
@@ -23,7 +23,16 @@ COLUMNS = ["modality", "layer", "raw_dir", "file", "sha256"]
 
 def grid_file(raw_dir: str, file: str) -> dict:
     """The inventory row of a gridded NetCDF/HDF5 file."""
-    return {"modality": "grid", "layer": "", "raw_dir": raw_dir, "file": file,
+    return _whole_file("grid", raw_dir, file)
+
+
+def counts_file(raw_dir: str, file: str) -> dict:
+    """The inventory row of a 10x count matrix (HDF5)."""
+    return _whole_file("counts", raw_dir, file)
+
+
+def _whole_file(modality: str, raw_dir: str, file: str) -> dict:
+    return {"modality": modality, "layer": "", "raw_dir": raw_dir, "file": file,
             "sha256": file_sha256(Path(raw_dir) / file)}
 
 

@@ -10,9 +10,10 @@ Raw layout: any tree of files under ``raw_dir`` ending in ``.h5``, ``.hdf5``, ``
 Each file is read for everything it holds: every HDF5 file lists its datasets (path, shape, dtype,
 attributes) and gives the numeric 1-D / 2-D datasets named in `Params.datasets` as long tables; a
 10x matrix (v3 `/matrix` or v2 genome groups, see `hdf_sparse`) gives features, barcodes and a COO
-count table; a NetCDF file, or an HDF5 file whose 3-D datasets carry dimension scales, gives its
-(time, y, x) grid variables in long form with their cells (see `hdf_grid`). Classic (NetCDF-3)
-files only take the grid path. HDF5 errors name the file and the group / dataset path (`line` is
+count table, and an aggregation's matrix (`outs/count/` beside `outs/aggregation.csv`) also its
+`libraries` (see `hdf_aggregation`); a NetCDF file, or an HDF5 file whose 3-D datasets carry
+dimension scales, gives its (time, y, x) grid variables in long form with their cells (see
+`hdf_grid`). Classic (NetCDF-3) files only take the grid path. HDF5 errors name the file and the group / dataset path (`line` is
 None: HDF5 has no lines); quarantined files are left out of every table.
 
 `counts` and `grid` are streamed (`hdf_stream`): every file is read and checked first (for a grid:
@@ -43,6 +44,7 @@ import pandas as pd
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
+from stages.sources.hdf_aggregation import aggregation_csv, read_libraries
 from stages.sources.hdf_datasets import DatasetInfo, list_datasets, open_hdf5, read_numeric, sniff
 from stages.sources.hdf_grid import GridFile, plan_grid, read_grid_cells
 from stages.sources.hdf_sparse import SparseMatrix, read_sparse_groups, read_sparse_matrix, sparse_groups
@@ -87,10 +89,13 @@ SCHEMAS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {  # table -> (keys
     "counts": (("file", "barcode", "feature_id"), {"file": STRING, "barcode": STRING,
                                                    "feature_id": STRING, "count": INT}),
     "grid": (GRID_KEYS, GRID_DTYPES),  # streamed
+    "libraries": (("file", "gem_group", "field"), {"file": STRING, "gem_group": INT, "field": STRING,
+                                                   "value": STRING}),
     "cells": (("file", "cell_id"), {"file": STRING, "cell_id": STRING, "row": INT, "col": INT,
                                     "lat_deg": FLOAT, "lon_deg": FLOAT}),
 }
 UNITS = {"lat_deg": "degrees_north", "lon_deg": "degrees_east", "value": VARIES}
+TABLE_UNITS = {"libraries": {"value": "as written"}}
 # table -> batches of one file's source; grid first: a data error found mid-stream then leaves no table written
 STREAMED = {"grid": grid_batches, "counts": counts_batches}
 
@@ -166,6 +171,8 @@ def read_file(path: Path, params: Params) -> FileTables:
                 matrix = read_sparse_groups(path, h5, *found)
                 frames["features"] = matrix.features.sort_values("feature_id", ignore_index=True)
                 frames["barcodes"] = pd.DataFrame({"barcode": pd.array(sorted(matrix.barcodes), dtype="string")})
+                if (libraries := aggregation_csv(path)) is not None:
+                    frames["libraries"] = read_libraries(libraries, path, h5, matrix.barcodes)
             gridded |= any(info.has_scales and info.numeric and len(info.shape) == 3 for info in infos)
     grid = plan_grid(path, params.variables) if gridded else None
     if grid is not None:
@@ -207,7 +214,8 @@ def _empty(columns: dict[str, str]) -> pd.DataFrame:
 
 def _units(table: str) -> dict[str, str]:
     keys, columns = SCHEMAS[table]
-    return {column: UNITS.get(column, "1") for column in columns if column not in keys}
+    units = UNITS | TABLE_UNITS.get(table, {})
+    return {column: units.get(column, "1") for column in columns if column not in keys}
 
 
 def _keep(error: RawFormatError, params: Params, errors: list[RawFormatError]) -> None:

@@ -1,10 +1,12 @@
-"""Synthetic raw files for the `hdf` source: a gridded model run (NetCDF-4) and two 10x matrices.
+"""Synthetic raw files for the `hdf` source: a gridded model run (NetCDF-4) and three 10x matrices.
 
 Writes under `out_dir` what `stages.sources.hdf` reads::
 
     simulation/bucket_water_balance.nc               CF-1.8 NetCDF-4, daily (time, lat, lon)
     cellranger_v3/filtered_feature_bc_matrix.h5      10x v3 layout (/matrix, /matrix/features)
     cellranger_v2/filtered_gene_bc_matrices_h5.h5    10x v2 layout (one group per genome)
+    cellranger_aggr/outs/aggregation.csv             an aggregation of 12 libraries (`hdf_aggr`)
+    cellranger_aggr/outs/count/filtered_feature_bc_matrix.h5
 
 The NetCDF file holds a daily snow + soil-bucket water-balance run over a continental-US box
 (`hdf_bucket`): forcing `precip`, `tair`, `pet`, fluxes `aet`, `runoff`, states `soil_water`,
@@ -22,7 +24,7 @@ import netCDF4
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.synthesize import hdf_bucket, hdf_tenx
+from stages.synthesize import hdf_aggr, hdf_bucket, hdf_tenx
 
 NETCDF_FILE = "simulation/bucket_water_balance.nc"
 V3_FILE = "cellranger_v3/filtered_feature_bc_matrix.h5"
@@ -62,6 +64,8 @@ def write(out_dir: Path, params: Params) -> None:
     rng = np.random.default_rng([params.seed, 22])
     genomes = hdf_tenx.simulate_v2(rng, max(2, params.n_features // 4), max(1, params.n_barcodes // 2))
     hdf_tenx.write_v2(out_dir / V2_FILE, genomes)
+    hdf_aggr.write(out_dir, np.random.default_rng([params.seed, 23]), params.n_features - len(hdf_tenx.ANTIBODIES),
+                   max(20, params.n_barcodes // 5))
 
 
 def write_simulation(path: Path, params: Params) -> None:

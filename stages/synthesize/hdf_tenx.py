@@ -103,8 +103,11 @@ def simulate_v2(rng: np.random.Generator, n_genes: int, n_barcodes: int) -> dict
     return out
 
 
-def write_v3(path: Path, counts: Counts) -> None:
-    """Cell Ranger >= 3.0 layout: `/matrix` and `/matrix/features`, root attr `version=2`."""
+def write_v3(path: Path, counts: Counts, attrs: dict | None = None) -> None:
+    """Cell Ranger >= 3.0 layout: `/matrix` and `/matrix/features`, root attr `version=2`.
+
+    `attrs` replace or add root attributes (an aggregation's `library_ids`, ...).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     with h5py.File(path, "w") as h5:
         h5.attrs["chemistry_description"] = "Single Cell 3' v3"
@@ -112,6 +115,8 @@ def write_v3(path: Path, counts: Counts) -> None:
         h5.attrs["library_ids"] = np.array([b"synthetic"])
         h5.attrs["original_gem_groups"] = np.array([1], dtype=np.int64)
         h5.attrs["version"] = np.int64(2)
+        for key, value in (attrs or {}).items():
+            h5.attrs[key] = value
         group = h5.create_group("matrix")
         _write_csc(group, counts)
         features = group.create_group("features")

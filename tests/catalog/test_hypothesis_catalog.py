@@ -11,7 +11,7 @@ from scibench_testing.annotators import CATALOG
 
 from stages.catalog import HYPOTHESIS_TYPES, load_catalog
 
-DOMAINS = ["gridcells", "molecules"]
+DOMAINS = ["gridcells", "molecules", "cells"]
 DOI = re.compile(r"10\.\d{4,9}/\S+")
 
 
@@ -26,7 +26,8 @@ def test_every_task_is_a_typed_hypothesis_of_a_moscibench_problem_type(tasks):
     assert set(types) <= set(HYPOTHESIS_TYPES)
     assert {"causal_inference", "correlation_analysis", "pattern_discovery", "comparative_analysis"} <= set(types)
     modalities = {m for t in tasks for m in t.spec.modalities}
-    assert {"imagery", "gridded", "tabular", "molecular"} <= modalities
+    assert {"imagery", "gridded", "tabular", "molecular", "sparse_counts", "timeseries"} <= modalities
+    assert len(tasks) >= 30
 
 
 def test_each_task_stages_a_modality_apart_and_declares_both_checkpoints(tasks):

@@ -8,7 +8,7 @@ with RDKit and matched to the table's; the scope's molecules are the table's row
 block. Descriptors come from the structure: Crippen logP (Wildman and Crippen 1999, RDKit's
 `Crippen.MolLogP`), average molecular weight (`Descriptors.MolWt`), heavy atoms, and the aromatic
 proportion (aromatic heavy atoms / heavy atoms, as in Delaney's ESOL). More descriptors of the
-matched structure (`DESCRIPTORS`: Fsp3, aromatic rings, rotatable bonds, rule-of-five violations)
+matched structure (`DESCRIPTORS`: Fsp3, aromatic rings, rotatable bonds, rule-of-five violations, TPSA)
 are added by name with `with_descriptors`; the statistics the scripts share (`pearson`, `slope`,
 `mean_difference`) raise ValueError where undefined, which the bootstrap skips.
 """
@@ -74,6 +74,7 @@ DESCRIPTORS = {
     "aromatic_rings": rdMolDescriptors.CalcNumAromaticRings,  # fused rings counted one by one
     "rotatable_bonds": Descriptors.NumRotatableBonds,
     "ro5_violations": rule_of_five_violations,
+    "tpsa": rdMolDescriptors.CalcTPSA,  # topological polar surface area (N and O contributions)
 }
 
 

@@ -80,6 +80,11 @@ skill; aggregate carefully across cells of different areas.""",
 donors and acceptors, rotatable bonds) and Morgan fingerprint bits, with measured properties.
 Aqueous solubility (logS) falls as logP and molecular weight rise. Similar structures (scaffolds)
 should not straddle a train/test split.""",
+    "cells": """Single-cell counts in 10x Genomics feature-barcode matrices (Cell Ranger HDF5: CSC
+`data`/`indices`/`indptr`, features x barcodes; `features/feature_type` separates gene expression
+from antibody capture, and a tag may share its name with a gene). UMI counts differ in depth from
+cell to cell, so compare genes as shares of a cell's gene-expression UMIs. Damaged cells have few
+UMIs and a high share of mitochondrial (`MT-`) transcripts.""",
 }
 CODE_BLOCK = re.compile(r"```([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)
 

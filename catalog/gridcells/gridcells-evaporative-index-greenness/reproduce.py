@@ -1,0 +1,50 @@
+"""Annotator reproduction: evaporative index (AET/P) of the greener against the browner half of the cells.
+
+Method (the gold):
+1. Align (see `gridcells_annotator`): each scope cell's NetCDF grid cell by its centre (its mean
+   daily AET and precipitation over the period) and the July NDVI pixels whose centres fall in its
+   bounds. Checkpoint `work/aligned.parquet`.
+2. Greenness: the mean of the cell's valid July NDVI pixels (cells without one are left out);
+   evaporative index: mean AET / mean precipitation (cells without precipitation left out).
+   Checkpoint `work/features.parquet`.
+3. Cells above the median greenness against the others: difference of mean evaporative index. Its
+   sampling uncertainty from 500 resamples of the cells (`numpy.random.default_rng(0)`, the median
+   re-taken in each) in `work/bootstrap.json`.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+from gridcells_annotator import (
+    bootstrap,
+    grid_means,
+    median_split_difference,
+    read_cells,
+    read_scope,
+    write_answer,
+    write_checkpoint,
+    zonal,
+)
+
+LAYER = "ndvi_20200715"
+
+
+def main() -> None:
+    """Align, compute greenness and the evaporative index, write the contrast and checkpoints."""
+    cells = read_cells(read_scope())
+    ndvi = zonal(cells, LAYER)
+    aet, precip = grid_means(cells, "aet"), grid_means(cells, "precip")
+    write_checkpoint("aligned.parquet", pd.DataFrame({"n_pixels": ndvi["n_pixels"], "aet_mm_d": aet,
+                                                      "precip_mm_d": precip}))
+    index = (aet / precip.where(precip > 0)).rename("evaporative_index")
+    write_checkpoint("features.parquet", pd.DataFrame({"ndvi": ndvi["mean"], "evaporative_index": index}))
+    table = pd.DataFrame({"index": index, "ndvi": ndvi["mean"]}).dropna()
+    if len(table) < 8:
+        raise SystemExit(f"only {len(table)} cells with a valid July NDVI pixel and precipitation")
+    ei, green = table["index"].to_numpy(), table["ndvi"].to_numpy()
+    value = median_split_difference(ei, green)
+    write_answer(round(value, 6), bootstrap(len(ei), lambda i: median_split_difference(ei[i], green[i])))
+
+
+if __name__ == "__main__":
+    main()
