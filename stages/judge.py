@@ -22,7 +22,7 @@ from stages.evaluation.harness import load_split, setup_agent
 from stages.evaluation.journal import Journal, JournalRecord, record_key
 from stages.layout import BENCHMARK, JUDGEMENTS, RUNS, journal_path
 from stages.params import JudgeParams, load_params
-from stages.scoring.judge import JudgeIdentity, Verdict, judge_messages, load_verdicts, parse_verdict
+from stages.scoring.judge import JudgeIdentity, Verdict, judge_messages, load_verdicts, parse_stage, parse_verdict
 
 
 def endpoint(settings: JudgeParams) -> Endpoint:
@@ -52,7 +52,8 @@ def judge_one(client: httpx.Client, target: Endpoint, judge: JudgeIdentity, prom
         raw = None
     usage = reply.body.get("usage") or {}
     score = parse_verdict(raw)
-    return Verdict(**base, outcome="judged" if score is not None else "judge_unparseable", score=score, raw=raw,
+    return Verdict(**base, outcome="judged" if score is not None else "judge_unparseable", score=score,
+                   stage=parse_stage(raw), raw=raw,
                    model_reported=reply.body.get("model"), prompt_tokens=usage.get("prompt_tokens"),
                    completion_tokens=usage.get("completion_tokens"))
 

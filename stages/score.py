@@ -18,6 +18,7 @@ import argparse
 import json
 import re
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,6 +147,21 @@ def honesty_summary(honesty: dict[str, Counter]) -> dict:
             "rate": round(total["agrees"] / graded, 6) if graded else None}
 
 
+def judged_stages(settings, records: Mapping[str, JournalRecord], attributions: Mapping[str, str | None],
+                  path: Path) -> dict[str, str]:
+    """The judge's step (alignment, modeling, reasoning) for each run its checkpoints left unattributed."""
+    judge = JudgeIdentity.of(settings)
+    verdicts = load_verdicts(path)
+    stages = {}
+    for query_id, attribution in attributions.items():
+        if attribution != "unattributed":
+            continue
+        verdict = verdicts.get(judge.verdict_key(records[query_id]))
+        if verdict is not None and verdict.stage is not None:
+            stages[query_id] = verdict.stage
+    return stages
+
+
 def judged(settings, records: list[JournalRecord], path: Path) -> dict:
     """MR of the split's hand-ins under the configured judge (verdicts of other judges are ignored)."""
     judge = JudgeIdentity.of(settings)
@@ -177,15 +193,17 @@ def main() -> None:
     scored, honesty, attributions = score_split(queries, records, keys, BENCHMARK,
                                                 RUNS / args.agent / "artifacts")
     summary = summarize({task_id: [score for _, score in pairs] for task_id, pairs in scored.items()})
-    frame = query_frame(scored, {query_id: records[key] for query_id, key in keys.items()}, attributions)
+    by_query = {query_id: records[key] for query_id, key in keys.items()}
+    verdicts = JUDGEMENTS / f"{args.agent}.jsonl"
+    stages = judged_stages(params.judge, by_query, attributions, verdicts) if params.judge.model else {}
+    frame = query_frame(scored, by_query, attributions, stages)
     specs = {task_id: load_private(BENCHMARK, task_id).spec for task_id in scored}
     settings = params.scoring
     summary.update(suite(frame, task_scores(summary), specs, settings.resamples, settings.level,
                          settings.seed))
     write_query_scores(frame, SCORES / f"{args.agent}.parquet")
     if params.judge.model is not None:
-        summary["modeling_reasonableness"] = judged(params.judge, [records[key] for key in keys.values()],
-                                                    JUDGEMENTS / f"{args.agent}.jsonl")
+        summary["modeling_reasonableness"] = judged(params.judge, list(by_query.values()), verdicts)
     summary["honesty"] = honesty_summary(honesty)
     for task_id, counts in honesty.items():
         summary["tasks"][task_id]["honesty"] = honesty_summary({task_id: counts})

@@ -170,7 +170,8 @@ def test_no_gold_citation_or_private_path_reaches_an_agent(built):
             assert secret not in text, f"{secret!r} reached a prompt or public file"
     # Files in their own formats (a NetCDF grid, GeoTIFF layers) carry no path of the build and no
     # citation in their attributes or tags either.
-    native = [p for p in benchmark.glob("tasks/*/public/*/**/*") if p.is_file() and p.suffix in (".nc", ".tif", ".sdf", ".h5")]
+    native = [p for p in benchmark.glob("tasks/*/public/*/**/*")
+              if p.is_file() and p.suffix in (".nc", ".tif", ".sdf", ".h5")]
     assert native, "the tiny build stages a multimodal task"
     for path in native:
         data = path.read_bytes()

@@ -87,6 +87,7 @@ class Attribution(Record):
     shares_of_runs: dict[str, float | None] = {}
     shares_of_failed: dict[str, float | None] = {}
     moscibench_shares_of_runs: dict[str, float] = {}
+    judged_unattributed: dict[str, int] = {}
 
 
 class ExactMatch(Record):

@@ -242,18 +242,23 @@ def attribution_table(metrics: dict[str, AgentMetrics]) -> Table:
     for a in ranked_agents(metrics):
         found = metrics[a].attribution
         if found is None or not found.n_runs:
-            rows.append((a, *(MISSING,) * (len(classes) + 1)))
+            rows.append((a, *(MISSING,) * (len(classes) + 2)))
             continue
+        judged = found.judged_unattributed
         rows.append((a, str(found.n_runs), *(f"{found.counts.get(k, 0)} ({fmt_percent(found.shares_of_runs.get(k), 0)})"
-                                              for k in classes)))
+                                              for k in classes),
+                     " / ".join(str(judged.get(k, 0)) for k in classes[:3]) if any(judged.values()) else MISSING))
     rows.append(("MoSciBench, o4-mini ReAct", MISSING,
-                 *(fmt_percent(MOSCIBENCH_SHARES[k], 1) if k in MOSCIBENCH_SHARES else MISSING for k in classes)))
+                 *(fmt_percent(MOSCIBENCH_SHARES[k], 1) if k in MOSCIBENCH_SHARES else MISSING for k in classes),
+                 MISSING))
     return Table("attribution", "Where multimodal runs went wrong", "Failed runs of the tasks that declare "
                  "checkpoints, attributed by comparing the agent's checkpoints with the annotator's: "
                  "alignment (joined keys or values wrong), modeling (features wrong on a right "
                  "alignment), reasoning (right intermediates, wrong answer), unattributed (no checkpoint "
                  "that decides it). Count (share of all runs of those tasks); MoSciBench's shares are "
-                 "of all runs too.", ("agent", "runs", *classes), tuple(rows))
+                 "of all runs too. The last column, only with a judge configured, is the step the "
+                 "judge names for the unattributed runs (alignment / modeling / reasoning), counted "
+                 "apart.", ("agent", "runs", *classes, "judge on unattributed"), tuple(rows))
 
 
 def generalizability_table(comparison: Comparison) -> Table:

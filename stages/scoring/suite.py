@@ -13,6 +13,8 @@ Error attribution follows MoSciBench's three classes, two ways, both without a j
   files against the annotator's (`stages.scoring.attribution`), with `unattributed` where the agent
   wrote none that decides it. Shares are of all scored runs of those tasks (MoSciBench's base:
   o4-mini ReAct 31.8 % alignment, 13.6 % modeling, 5.7 % reasoning) and of the failed ones.
+  With a judge configured, the step it names for each unattributed failed run is counted apart
+  (`judged_unattributed`), never added to the checkpoint classes.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from stages.catalog import TaskSpec
 from stages.evaluation.journal import JournalRecord
 from stages.scoring.attribution import CLASSES as ATTRIBUTION_CLASSES
 from stages.scoring.intervals import mean_interval, task_resamples
+from stages.scoring.judge import STAGES as JUDGE_STAGES
 from stages.scoring.outcomes import Outcome
 from stages.scoring.query import QueryScore
 
@@ -40,18 +43,20 @@ DIGITS = 6
 TOKEN_KINDS = ("prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens")
 COLUMNS = ["task_id", "query_id", "outcome", "q", "reward", "exec_ok", "wall_seconds",
            "agent_seconds", "tokens", *TOKEN_KINDS, "calls", "cost_usd", "attempts", "agent_limit",
-           "usage_flags", "model_reported", "attribution"]
+           "usage_flags", "model_reported", "attribution", "judged_attribution"]
 MOSCIBENCH_SHARES = {"alignment": 0.318, "modeling": 0.136, "reasoning": 0.057}  # o4-mini ReAct, all runs
 
 
 def query_frame(scored: Mapping[str, list[tuple[str, QueryScore]]],
                 records: Mapping[str, JournalRecord],
-                attributions: Mapping[str, str | None] | None = None) -> pd.DataFrame:
+                attributions: Mapping[str, str | None] | None = None,
+                judged: Mapping[str, str] | None = None) -> pd.DataFrame:
     """One row per query: task id -> [(query id, score)] joined with the query's journal record.
 
-    `attributions`: a failed query's checkpoint error class (`stages.scoring.attribution`).
+    `attributions`: a failed query's checkpoint error class (`stages.scoring.attribution`);
+    `judged`: the judge's step for a failed query its checkpoints left unattributed.
     """
-    attributions = attributions or {}
+    attributions, judged = attributions or {}, judged or {}
     rows = []
     for task_id in sorted(scored):
         for query_id, score in scored[task_id]:
@@ -71,6 +76,7 @@ def query_frame(scored: Mapping[str, list[tuple[str, QueryScore]]],
                 "usage_flags": len(record.usage.flags) if record.usage is not None else 0,
                 "model_reported": record.model_reported,
                 "attribution": attributions.get(query_id),
+                "judged_attribution": judged.get(query_id),
             })
     return pd.DataFrame(rows, columns=COLUMNS)
 
@@ -166,8 +172,11 @@ def checkpoint_attribution(frame: pd.DataFrame, checkpointed_tasks: set[str]) ->
     failed = rows[rows["q"] < 1.0]
     counts = {name: int((failed["attribution"] == name).sum()) for name in ATTRIBUTION_CLASSES}
     counts["unattributed"] += int(failed["attribution"].isna().sum())
+    unattributed = failed[failed["attribution"].isna() | (failed["attribution"] == "unattributed")]
+    judged = {name: int((unattributed["judged_attribution"] == name).sum()) for name in JUDGE_STAGES}
     return {
         "n_runs": len(rows), "n_failed": len(failed), "counts": counts,
+        "judged_unattributed": judged,  # the optional judge's step for runs no checkpoint decided, apart
         "shares_of_runs": {k: round(v / len(rows), DIGITS) if len(rows) else None for k, v in counts.items()},
         "shares_of_failed": {k: round(v / len(failed), DIGITS) if len(failed) else None
                              for k, v in counts.items()},

@@ -13,8 +13,9 @@ attributes) and gives the numeric 1-D / 2-D datasets named in `Params.datasets` 
 count table, and an aggregation's matrix (`outs/count/` beside `outs/aggregation.csv`) also its
 `libraries` (see `hdf_aggregation`); a NetCDF file, or an HDF5 file whose 3-D datasets carry
 dimension scales, gives its (time, y, x) grid variables in long form with their cells (see
-`hdf_grid`). Classic (NetCDF-3) files only take the grid path. HDF5 errors name the file and the group / dataset path (`line` is
-None: HDF5 has no lines); quarantined files are left out of every table.
+`hdf_grid`). Classic (NetCDF-3) files only take the grid path. HDF5 errors name the file and the
+group / dataset path (`line` is None: HDF5 has no lines); quarantined files are left out of every
+table.
 
 `counts` and `grid` are streamed (`hdf_stream`): every file is read and checked first (for a grid:
 its metadata), then the counts are written a run of barcodes at a time and the grid values read and

@@ -49,6 +49,8 @@ SHARED_BARCODES = 0.02  # share of a library's cells whose 16 bases recur in an 
 
 @dataclass(frozen=True)
 class Library:
+    """One library of the aggregation, with the hidden rates its cells are drawn with."""
+
     sample_id: str
     donor: str
     condition: str
