@@ -64,8 +64,8 @@ def write(out_dir: Path, params: Params) -> None:
     rng = np.random.default_rng([params.seed, 22])
     genomes = hdf_tenx.simulate_v2(rng, max(2, params.n_features // 4), max(1, params.n_barcodes // 2))
     hdf_tenx.write_v2(out_dir / V2_FILE, genomes)
-    hdf_aggr.write(out_dir, np.random.default_rng([params.seed, 23]), params.n_features - len(hdf_tenx.ANTIBODIES),
-                   max(20, params.n_barcodes // 5))
+    n_genes = max(hdf_aggr.MIN_GENES, params.n_features - len(hdf_tenx.ANTIBODIES))  # tiny files: the named genes
+    hdf_aggr.write(out_dir, np.random.default_rng([params.seed, 23]), n_genes, max(20, params.n_barcodes // 5))
 
 
 def write_simulation(path: Path, params: Params) -> None:

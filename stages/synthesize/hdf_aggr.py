@@ -45,6 +45,7 @@ MITO = ("MT-CO1", "MT-CO2", "MT-CO3", "MT-ND1", "MT-ND2", "MT-ND4", "MT-ATP6", "
 MARKER_LOG_FOLD = 3.0
 UMIS_PER_CELL = 800  # median gene-expression UMIs of a healthy singlet
 SHARED_BARCODES = 0.02  # share of a library's cells whose 16 bases recur in an earlier library
+MIN_GENES = sum(map(len, MARKERS)) + len(ISGS) + len(MITO) + 2  # the named genes and two others
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,8 @@ def design(rng: np.random.Generator, cells_per_library: int) -> tuple[list[Libra
 def gene_names(n_genes: int) -> list[str]:
     """Named genes first (markers, interferon-stimulated, mitochondrial), then `SG<n>`."""
     named = [g for group in MARKERS for g in group] + list(ISGS) + list(MITO)
-    if n_genes < len(named) + 2:
-        raise ValueError(f"an aggr matrix needs at least {len(named) + 2} genes, got {n_genes}")
+    if n_genes < MIN_GENES:
+        raise ValueError(f"an aggr matrix needs at least {MIN_GENES} genes, got {n_genes}")
     return named + [f"SG{number}" for number in range(len(named) + 1, n_genes + 1)]
 
 
