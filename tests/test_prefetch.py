@@ -17,11 +17,20 @@ def test_results_come_back_in_order_whatever_finishes_first():
     assert list(ordered_map(work, range(4), workers=2, ahead=2)) == [0, 10, 20, 30]
 
 
-def test_no_more_than_ahead_items_are_started_before_the_first_is_taken():
-    started = []
-    results = ordered_map(started.append, range(10), workers=2, ahead=3)
-    next(results)
-    assert len(started) <= 4  # the one handed over plus three ahead
+def test_no_more_than_ahead_items_are_pulled_from_the_input_beyond_those_taken():
+    # Pulls happen on the consumer's thread inside `next`, so the count is exact, not a race: an
+    # unbounded look-ahead (pull everything, then hand results over) fails at the first `next`.
+    pulled = []
+
+    def items():
+        for i in range(10):
+            pulled.append(i)
+            yield i
+
+    results = ordered_map(lambda i: i * 10, items(), workers=2, ahead=3)
+    for taken in range(1, 7):
+        assert next(results) == (taken - 1) * 10
+        assert len(pulled) == taken + 3  # the ones handed over plus three ahead
     results.close()
 
 
