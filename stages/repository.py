@@ -60,7 +60,7 @@ class CopiedTable:
 
 
 class SourceTables(Mapping):
-    """The tables of a written folder, each read into a frame on first use (`"_manifest"`: the manifest)."""
+    """The tables of a written folder, each read into a frame on first use; `.manifest` is its manifest."""
 
     def __init__(self, folder: Path):
         self.folder = folder
@@ -68,18 +68,16 @@ class SourceTables(Mapping):
         self._frames: dict[str, pd.DataFrame] = {}
 
     def __getitem__(self, name: str):
-        if name == "_manifest":
-            return self.manifest
         if name not in self._frames:
             self._entry(name)
             self._frames[name] = read_table(self.folder, name)
         return self._frames[name]
 
     def __iter__(self) -> Iterator[str]:
-        return iter(["_manifest", *self.manifest["tables"]])
+        return iter(self.manifest["tables"])
 
     def __len__(self) -> int:
-        return len(self.manifest["tables"]) + 1
+        return len(self.manifest["tables"])
 
     def path(self, name: str) -> Path:
         """The table's Parquet file, for readers that go through it row group by row group."""

@@ -29,7 +29,7 @@ def align(inputs: dict[str, dict]) -> list[Table]:
     source = inputs[SOURCE]
     units = {}
     for name in ("attributes", "daily"):
-        for column, entry in source["_manifest"]["tables"][name]["columns"].items():
+        for column, entry in source.manifest["tables"][name]["columns"].items():
             units[column] = entry["unit"]
     basins = sorted(source.columns("daily", [ENTITY_KEY])[ENTITY_KEY].unique())
     entities = source["attributes"]

@@ -23,7 +23,7 @@ def align(inputs: dict[str, dict]) -> list[Table]:
     """The source's `series` as `entities` (series without days left out) and `daily` as `timeseries`."""
     source = inputs[SOURCE]
     units = {column: entry["unit"] for name in ("series", "daily")
-             for column, entry in source["_manifest"]["tables"][name]["columns"].items() if entry["unit"] != "key"}
+             for column, entry in source.manifest["tables"][name]["columns"].items() if entry["unit"] != "key"}
     timeseries = source["daily"]
     entities = source["series"]
     entities = entities[entities[ENTITY_KEY].isin(set(timeseries[ENTITY_KEY]))].reset_index(drop=True)

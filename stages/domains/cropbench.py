@@ -62,7 +62,7 @@ US_STATES = {  # FIPS state code -> name, lower case as in the Khaki lookup
 def align(inputs: dict[str, dict]) -> list[Table]:
     """Join the crops source tables into `entities`, `timeseries`, `yields`, the Khaki (and image) tables."""
     source = inputs[SOURCE]
-    manifest = source["_manifest"]["tables"]
+    manifest = source.manifest["tables"]
     units = {column: entry["unit"] for table in manifest.values()
              for column, entry in table["columns"].items() if entry["unit"] != "key"}
     units |= dict(INTERPOLATED.values())

@@ -39,7 +39,7 @@ RECORD_UNITS = {"record_days": "d", "fch4_measured_days": "d"}
 def align(inputs: dict[str, dict]) -> list[Table]:
     """Build `entities`, `timeseries` (daily), `halfhourly` (and the image tables, with imagery)."""
     source = inputs[SOURCE]
-    tables = source["_manifest"]["tables"]
+    tables = source.manifest["tables"]
     daily, halfhourly = source["daily"], source["halfhourly"]
     entities = source["sites"].merge(daily_statistics(daily), on=ENTITY_KEY, how="left",
                                      validate="one_to_one")

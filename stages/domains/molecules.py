@@ -32,7 +32,7 @@ def align(inputs: dict[str, dict]) -> list[Table]:
     sources = [inputs[name] for name in sorted(inputs)]
     units: dict[str, str] = {}
     for source in sources:
-        for column, entry in source["_manifest"]["tables"]["molecules"]["columns"].items():
+        for column, entry in source.manifest["tables"]["molecules"]["columns"].items():
             units[column] = entry["unit"]
     molecules = _concat([s["molecules"] for s in sources], [ENTITY_KEY])
     properties = _concat([s["properties"] for s in sources], [ENTITY_KEY, "tag"])
@@ -41,7 +41,7 @@ def align(inputs: dict[str, dict]) -> list[Table]:
     entities = molecules.merge(wide, on=ENTITY_KEY, how="left", validate="one_to_one")
     entity_units = {c: units[c] for c in molecules.columns if units.get(c, "key") != "key"}
     property_units = {c: u for source in sources for c, e in
-                      source["_manifest"]["tables"]["properties"]["columns"].items()
+                      source.manifest["tables"]["properties"]["columns"].items()
                       if (u := e["unit"]) != "key"}
     return [
         Table("entities", entities, keys=(ENTITY_KEY,), units=entity_units | wide_units),

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from stages.domains import control as domain
-from stages.repository import read_table, validate_table, write_tables
+from stages.repository import SourceTables, validate_table, write_tables
 from stages.sources import control as source
 from stages.synthesize import control as synthesize
 
@@ -24,9 +24,8 @@ def raw(tmp_path_factory) -> Path:
 
 def aligned(raw_dir: Path, folder: Path, **params) -> dict[str, domain.Table]:
     """What `stages.align.align` hands the aligner, aligned and validated."""
-    manifest = write_tables(folder, list(source.read(raw_dir, source.Params(**params))), {})
-    frames = {name: read_table(folder, name) for name in manifest["tables"]}
-    tables = {t.name: t for t in domain.align({"control": frames | {"_manifest": manifest}})}
+    write_tables(folder, list(source.read(raw_dir, source.Params(**params))), {})
+    tables = {t.name: t for t in domain.align({"control": SourceTables(folder)})}
     for table in tables.values():
         validate_table(table)
     return tables

@@ -12,7 +12,7 @@ from scibench_testing.domains import align_with_imagery
 from scibench_testing.realdata import REALDATA, realdata, requires_realdata
 
 from stages.domains import cropbench
-from stages.repository import read_manifest, read_table, write_tables
+from stages.repository import SourceTables, read_table, write_tables
 from stages.sources import crops, imagery
 from stages.sources.imagery_mosaic import Square
 from stages.synthesize import crops as synthetic
@@ -25,10 +25,9 @@ NAMES = ["entities", "timeseries", "yields", "county_yield", "county_weather", "
 
 def aligned(raw: Path, work: Path) -> dict[str, pd.DataFrame]:
     """Ingest `raw` and align it exactly as `stages.ingest` / `stages.align` do, then read it back."""
-    source = write_tables(work / "source", list(crops.read(raw, crops.Params())),
-                          {"kind": "source", "citation": crops.CITATION, "license": crops.LICENSE})
-    inputs = {"crops": {name: read_table(work / "source", name) for name in source["tables"]}}
-    inputs["crops"]["_manifest"] = read_manifest(work / "source")
+    write_tables(work / "source", list(crops.read(raw, crops.Params())),
+                 {"kind": "source", "citation": crops.CITATION, "license": crops.LICENSE})
+    inputs = {"crops": SourceTables(work / "source")}
     tables = cropbench.align(inputs)
     assert [t.name for t in tables] == NAMES
     manifest = write_tables(work / "repository", tables, {"domain": "cropbench"})  # validates every table

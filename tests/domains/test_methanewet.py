@@ -11,7 +11,7 @@ from scibench_testing.domains import align_domain, align_with_imagery
 from scibench_testing.realdata import REALDATA, requires_realdata
 
 from stages.domains import methanewet
-from stages.repository import read_manifest, read_table, write_tables
+from stages.repository import SourceTables, read_manifest, read_table, write_tables
 from stages.sources import fluxnet_ch4 as reader
 from stages.synthesize import fluxnet_ch4 as generator
 from stages.synthesize.fluxnet_ch4_sites import draw_sites
@@ -22,10 +22,9 @@ TINY = generator.Params(n_sites=3, first_year=2018, last_year=2018)
 def aligned(raw_dir: Path, work: Path, **params) -> dict[str, pd.DataFrame]:
     """Ingest, write and re-read the source as `align@methanewet` does, align, write the repository."""
     source = work / "source"
-    manifest = write_tables(source, reader.read(raw_dir, reader.Params(**params)),
-                            {"citation": reader.CITATION, "license": reader.LICENSE})
-    inputs = {"fluxnet_ch4": {name: read_table(source, name) for name in manifest["tables"]}
-              | {"_manifest": read_manifest(source)}}
+    write_tables(source, reader.read(raw_dir, reader.Params(**params)),
+                 {"citation": reader.CITATION, "license": reader.LICENSE})
+    inputs = {"fluxnet_ch4": SourceTables(source)}
     write_tables(work / "repository", methanewet.align(inputs), {"domain": "methanewet"})
     return {name: read_table(work / "repository", name) for name in ("entities", "timeseries", "halfhourly")}
 

@@ -9,7 +9,7 @@ import pytest
 from scibench_testing.realdata import REALDATA, requires_realdata
 
 from stages.domains import molecules as domain
-from stages.repository import read_table, validate_table, write_tables
+from stages.repository import SourceTables, validate_table, write_tables
 from stages.sources import molecules as source
 from stages.synthesize import molecules as synthesize
 
@@ -26,9 +26,8 @@ M  END
 
 def inputs_for(raw_dir: Path, folder: Path, **params) -> dict[str, dict]:
     """What `stages.align.align` hands the aligner: the source's frames and its manifest."""
-    manifest = write_tables(folder, list(source.read(raw_dir, source.Params(**params))), {})
-    frames = {name: read_table(folder, name) for name in manifest["tables"]}
-    return {"molecules": frames | {"_manifest": manifest}}
+    write_tables(folder, list(source.read(raw_dir, source.Params(**params))), {})
+    return {"molecules": SourceTables(folder)}
 
 
 def aligned(raw_dir: Path, folder: Path, **params) -> dict[str, domain.Table]:
