@@ -24,6 +24,7 @@ import netCDF4
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from stages.sources.hdf_sparse_write import write_v2, write_v3
 from stages.synthesize import hdf_aggr, hdf_bucket, hdf_tenx
 
 NETCDF_FILE = "simulation/bucket_water_balance.nc"
@@ -60,10 +61,10 @@ def write(out_dir: Path, params: Params) -> None:
     """Generate the three raw files of the synthetic `hdf` source under `out_dir`."""
     write_simulation(out_dir / NETCDF_FILE, params)
     rng = np.random.default_rng([params.seed, 21])
-    hdf_tenx.write_v3(out_dir / V3_FILE, hdf_tenx.simulate_v3(rng, params.n_features, params.n_barcodes))
+    write_v3(out_dir / V3_FILE, hdf_tenx.simulate_v3(rng, params.n_features, params.n_barcodes))
     rng = np.random.default_rng([params.seed, 22])
     genomes = hdf_tenx.simulate_v2(rng, max(2, params.n_features // 4), max(1, params.n_barcodes // 2))
-    hdf_tenx.write_v2(out_dir / V2_FILE, genomes)
+    write_v2(out_dir / V2_FILE, genomes)
     n_genes = max(hdf_aggr.MIN_GENES, params.n_features - len(hdf_tenx.ANTIBODIES))  # tiny files: the named genes
     hdf_aggr.write(out_dir, np.random.default_rng([params.seed, 23]), n_genes, max(20, params.n_barcodes // 5))
 
