@@ -20,7 +20,7 @@ from stages.construction import annotate, drawing, resume, staging
 from stages.construction.benchmark import finalize_benchmark, verification_markdown
 from stages.evaluation.runner import sandbox_limits
 from stages.layout import BENCHMARK, CATALOG, REPOSITORIES, task_dir
-from stages.params import load_params
+from stages.params import ConstructParams, load_params
 from stages.provenance import provenance_summary
 from stages.repository import read_manifest, read_table
 
@@ -156,10 +156,8 @@ def _round(batch: dict[str, list], started: set, by_id: dict, keys: dict, settin
 
 
 @flow(name="construct", flow_run_name="construct {profile} benchmark")
-def build_benchmark(profile: str) -> str:
-    """Build processed/benchmark from the catalog at the given profile's scale."""
-    params = load_params()
-    settings = params.construct
+def build_benchmark(profile: str, settings: ConstructParams) -> str:
+    """Build processed/benchmark from the catalog at the given profile's scale (params.yaml `construct`)."""
     limits = sandbox_limits(settings.limits)
     hidden = [Path.cwd().resolve()]
     store = resume.ResumeStore(Path(settings.resume_dir) if settings.resume_dir else None)
@@ -207,7 +205,7 @@ def main() -> None:
     """DVC entry point."""
     params = load_params()
     runner = ThreadPoolTaskRunner(max_workers=params.construct.concurrency)
-    bench_id = build_benchmark.with_options(task_runner=runner)(params.profile)
+    bench_id = build_benchmark.with_options(task_runner=runner)(params.profile, params.construct)
     print(f"construct: benchmark {bench_id} written to {BENCHMARK}")
 
 

@@ -32,7 +32,7 @@ from stages.evaluation.harness import (
 from stages.evaluation.journal import Journal, JournalRecord
 from stages.evaluation.runner import sandbox_limits
 from stages.layout import BENCHMARK, RUNS, journal_path
-from stages.params import load_params
+from stages.params import AgentParams, EvaluateParams, PriceTable, load_params
 
 
 @task(name="run query", task_run_name="{agent.name} on {query[task_id]} {query[scope]}",
@@ -84,11 +84,10 @@ def publish_run(agent: str, split: str, records: list[JournalRecord], summary: d
 
 
 @flow(name="evaluate", flow_run_name="evaluate {agent_name} on {split}")
-def evaluate(agent_name: str, split: str, unsafe_no_sandbox: bool = False) -> dict:
-    """Run every pending query of `split` for one configured agent."""
-    params = load_params()
-    settings = params.evaluate
-    agent = setup_agent(agent_name, params.agents[agent_name], prices=params.prices)
+def evaluate(agent_name: str, split: str, settings: EvaluateParams, configured: AgentParams,
+             prices: PriceTable | None = None, unsafe_no_sandbox: bool = False) -> dict:
+    """Run every pending query of `split` for one configured agent (params.yaml `evaluate`, `agents`, `prices`)."""
+    agent = setup_agent(agent_name, configured, prices=prices)
     root = Path.cwd().resolve()
     journal = Journal(journal_path(root / RUNS, agent_name))
     done = {k for k, r in journal.latest().items() if r.infra_error is None}
@@ -110,15 +109,13 @@ def evaluate(agent_name: str, split: str, unsafe_no_sandbox: bool = False) -> di
     return summary
 
 
-def task_runner(agent: str):
+def task_runner(settings: EvaluateParams, configured: AgentParams):
     """Threads on this machine, or the workers of the Dask cluster params name."""
-    params = load_params()
-    settings = params.evaluate
     if settings.dask_address:
         from prefect_dask import DaskTaskRunner  # only when a cluster is configured
 
         return DaskTaskRunner(address=settings.dask_address)
-    workers = params.agents[agent].concurrency or settings.concurrency
+    workers = configured.concurrency or settings.concurrency
     return ThreadPoolTaskRunner(max_workers=workers)
 
 
@@ -142,9 +139,13 @@ def main() -> None:
     parser.add_argument("--unsafe-no-sandbox", action="store_true",
                         help="run agents without bubblewrap (logged; only for trusted agents)")
     args = parser.parse_args()
-    split = args.split or load_params().evaluate.split
-    runner = task_runner(args.agent)
-    summary = evaluate.with_options(task_runner=runner)(args.agent, split, args.unsafe_no_sandbox)
+    params = load_params()
+    if args.agent not in params.agents:
+        parser.error(f"agent {args.agent!r} is not configured in params.yaml agents")
+    settings, configured = params.evaluate, params.agents[args.agent]
+    runner = task_runner(settings, configured)
+    summary = evaluate.with_options(task_runner=runner)(args.agent, args.split or settings.split, settings,
+                                                        configured, params.prices, args.unsafe_no_sandbox)
     print(describe(args.agent, summary))
 
 

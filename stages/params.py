@@ -38,20 +38,15 @@ class IngestSource(Section):
 
 
 class AlignDomain(Section):
-    """Which sources an aligned repository joins: one or two (see `_two_dependency_slots`)."""
+    """Which sources an aligned repository joins (each named once)."""
 
     sources: list[str]
 
     @field_validator("sources")
     @classmethod
-    def _two_dependency_slots(cls, value: list[str]) -> list[str]:
-        """dvc.yaml cannot expand a list into `deps`; the align stage has exactly two source slots."""
-        if not 1 <= len(value) <= 2:
-            raise ValueError(
-                f"lists {len(value)} sources {value}; a domain joins 1 or 2 sources, because dvc.yaml's "
-                "align stage declares them through two dependency slots, processed/sources/${item.sources[0]} "
-                "and processed/sources/${item.sources[-1]} (DVC cannot expand a list into deps), so a third "
-                "source would be read without being a dependency")
+    def _named_once(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("lists no source")
         if len(set(value)) != len(value):
             raise ValueError(f"lists a source twice: {value}")
         return value

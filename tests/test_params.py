@@ -30,12 +30,15 @@ def test_evaluating_an_unconfigured_agent_fails(tmp_path: Path):
         load_params(tmp_path / "params.yaml")
 
 
-def test_a_domain_joins_one_or_two_sources_because_dvc_has_two_dependency_slots(tmp_path: Path):
+def test_a_domain_names_each_source_once_and_at_least_one(tmp_path: Path):
     raw = yaml.safe_load((ROOT / "params.yaml").read_text())
-    assert all(1 <= len(section["sources"]) <= 2 for section in raw["align"].values())
-    raw["align"]["camels"]["sources"] = ["camels_us", "imagery", "hdf"]
+    raw["align"]["camels"]["sources"] = ["camels_us", "imagery", "camels_us"]
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))
-    with pytest.raises(ParamsError, match=r"align\.camels\.sources[\s\S]*lists 3 sources[\s\S]*two dependency slots"):
+    with pytest.raises(ParamsError, match=r"align\.camels\.sources[\s\S]*lists a source twice"):
+        load_params(tmp_path / "params.yaml")
+    raw["align"]["camels"]["sources"] = []
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))
+    with pytest.raises(ParamsError, match=r"align\.camels\.sources[\s\S]*lists no source"):
         load_params(tmp_path / "params.yaml")
     raw["align"]["camels"]["sources"] = ["camels_us", "landsat"]
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))

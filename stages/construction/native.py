@@ -165,8 +165,8 @@ def stage_counts(spec: NativeSpec, source: Path, cells: list[str], target: Path)
     """
     import h5py
 
-    from stages.sources.hdf_sparse import read_sparse_matrix
-    from stages.sources.hdf_sparse_write import Counts, write_v3
+    from stages.sources.hdf.sparse import read_sparse_matrix
+    from stages.sources.hdf.sparse_write import Counts, write_v3
 
     matrix = read_sparse_matrix(source)
     features = matrix.features

@@ -28,7 +28,7 @@ import pandas as pd
 from stages.domains.gridcells_series import daily_stream, read_daily_grid
 from stages.domains.imagery_join import entity_imagery
 from stages.domains.native_files import grid_file, imagery_files, native_files_table
-from stages.sources.imagery_mosaic import LonLatBox
+from stages.sources.imagery.mosaic import LonLatBox
 from stages.tables import Table
 
 ENTITY_KEY = "cell_id"

@@ -9,7 +9,7 @@ naming the file instead of mixing unknown bytes into a repository. Relative raw 
 against the working directory (the project root for DVC stages).
 
 Each entity has a footprint (`Square` around a point, `LonLatBox` for a grid cell, or None
-without a location); `imagery_mosaic.mosaic_zone_stats` merges its pixels over all tiles. Output:
+without a location); `imagery.mosaic.mosaic_zone_stats` merges its pixels over all tiles. Output:
 
 - `image_stats` (entity keys, variable, date): dated layers, e.g. NDVI per acquisition;
 - `image_static` (entity keys, variable): undated layers, e.g. relief;
@@ -31,7 +31,7 @@ import pandas as pd
 
 from stages.domains.columns import column_name
 from stages.hashing import file_sha256
-from stages.sources.imagery_mosaic import Footprint, Square, Tile, group_layers, mosaic_zone_stats
+from stages.sources.imagery.mosaic import Footprint, Square, Tile, group_layers, mosaic_zone_stats
 from stages.tables import Table
 
 SOURCE = "imagery"

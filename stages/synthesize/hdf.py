@@ -24,7 +24,7 @@ import netCDF4
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.sources.hdf_sparse_write import write_v2, write_v3
+from stages.sources.hdf.sparse_write import write_v2, write_v3
 from stages.synthesize import hdf_aggr, hdf_bucket, hdf_tenx
 
 NETCDF_FILE = "simulation/bucket_water_balance.nc"

@@ -1,4 +1,4 @@
-"""Synthetic 10x Genomics Cell Ranger count matrices (written by `stages.sources.hdf_sparse_write`).
+"""Synthetic 10x Genomics Cell Ranger count matrices (written by `stages.sources.hdf.sparse_write`).
 
 Counts come from a cell-type mixture: each feature has a baseline expression share, each cell type
 up-regulates its own marker genes, each cell has a log-normal library size, and UMI counts are
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse
 
-from stages.sources.hdf_sparse_write import Counts
+from stages.sources.hdf.sparse_write import Counts
 
 N_CELL_TYPES = 4
 MARKER_SHARE = 0.05

@@ -19,7 +19,7 @@ from stages.construction.prompts import render_prompt
 from stages.construction.scopes import TIMELESS, ResolvedScope
 from stages.construction.staging import stage_queries, stage_task
 from stages.sandbox import Limits
-from stages.sources.hdf_sparse import read_sparse_matrix
+from stages.sources.hdf.sparse import read_sparse_matrix
 from stages.synthesize import hdf, hdf_aggr
 
 ROOT = Path(__file__).resolve().parents[2]

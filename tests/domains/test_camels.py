@@ -12,7 +12,7 @@ from scibench_testing.files import folder_bytes
 
 from stages.domains import camels
 from stages.sources import imagery
-from stages.sources.imagery_mosaic import Square
+from stages.sources.imagery.mosaic import Square
 from stages.synthesize import camels_us
 
 TINY = camels_us.Params(n_basins=5, first_year=2001, last_year=2001)

@@ -14,7 +14,7 @@ from scibench_testing.realdata import REALDATA, realdata, requires_realdata
 from stages.domains import cropbench
 from stages.repository import SourceTables, read_table, write_tables
 from stages.sources import crops, imagery
-from stages.sources.imagery_mosaic import Square
+from stages.sources.imagery.mosaic import Square
 from stages.synthesize import crops as synthetic
 
 CYBENCH = REALDATA / "cybench"

@@ -13,7 +13,7 @@ from scibench_testing.files import folder_bytes
 from stages.domains import gridcells
 from stages.repository import read_table
 from stages.sources import imagery
-from stages.sources.imagery_mosaic import LonLatBox
+from stages.sources.imagery.mosaic import LonLatBox
 from stages.synthesize import hdf
 from stages.synthesize.hdf_bucket import LAT_RANGE, LON_RANGE
 

@@ -8,7 +8,7 @@ import pandas as pd
 
 from stages.sources import molecules
 from stages.sources.molecules import Params, RawFormatError
-from stages.sources.molecules_records import Record
+from stages.sources.molecules.records import Record
 
 
 def tables(raw_dir: Path, **params) -> dict[str, pd.DataFrame]:

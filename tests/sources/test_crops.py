@@ -15,7 +15,7 @@ from scibench_testing.realdata import REALDATA, requires_realdata
 from stages.repository import validate_table
 from stages.sources import crops
 from stages.sources.crops import Params
-from stages.sources.crops_khaki import BUSHEL_T_HA, read_khaki_locations, read_khaki_samples
+from stages.sources.crops.khaki import BUSHEL_T_HA, read_khaki_locations, read_khaki_samples
 from stages.tables import RawFormatError
 
 CYBENCH = REALDATA / "cybench"

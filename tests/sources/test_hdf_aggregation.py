@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse
 
 from stages.sources import hdf as reader
-from stages.sources.hdf_sparse_write import Counts, write_v3
+from stages.sources.hdf.sparse_write import Counts, write_v3
 from stages.tables import RawFormatError
 
 CSV = "sample_id,molecule_h5,donor\nA_ctrl,/runs/a.h5,A\nB_stim,/runs/b.h5,B\n"

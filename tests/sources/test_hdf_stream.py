@@ -16,7 +16,7 @@ import scipy.sparse
 from stages.repository import check_key_order, write_tables
 from stages.sources import hdf
 from stages.sources.hdf import Params, RawFormatError
-from stages.sources.hdf_stream import GRID_KEYS, counts_batches, slabs
+from stages.sources.hdf.stream import GRID_KEYS, counts_batches, slabs
 from stages.tables import StreamedTables, collect
 
 FILL = np.float32(-9999.0)

@@ -15,7 +15,8 @@ from rasterio.warp import transform as transform_points
 from scibench_testing.imagery import GEOTIFF, needs_real, tables, write_raster
 
 from stages.repository import validate_table
-from stages.sources import imagery, imagery_stats
+from stages.sources import imagery
+from stages.sources.imagery import stats as imagery_stats
 
 REAL_FILES = ("RGB.byte.tif", "float_raster_with_nodata.tif", "shade.tif")
 CUSTOM_PROJ4 = ("+proj=aea +lat_0=40 +lon_0=-100 +lat_1=30 +lat_2=50 +x_0=0 +y_0=0 +ellps=GRS80"

@@ -14,7 +14,7 @@ from rasterio.warp import transform as transform_points
 from scibench_testing.imagery import write_raster
 
 from stages.sources import imagery
-from stages.sources.imagery_mosaic import LonLatBox, Square, Tile, group_layers
+from stages.sources.imagery.mosaic import LonLatBox, Square, Tile, group_layers
 
 CRS = "EPSG:5070"
 X0, Y0, PIXEL = 1_000_000.0, 2_000_000.0, 1000.0  # top-left corner of the 8 x 8 km mosaic

@@ -13,7 +13,7 @@ from stages.hashing import content_hash
 from stages.repository import validate_table, write_tables
 from stages.sources import molecules
 from stages.sources.molecules import Params, RawFormatError
-from stages.sources.molecules_records import Record
+from stages.sources.molecules.records import Record
 from stages.tables import Table
 
 MOLECULES = REALDATA / "molecules_rdkit"

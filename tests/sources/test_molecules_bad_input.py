@@ -12,7 +12,7 @@ from scibench_testing.molecules import records_of, tables, write
 from stages.hashing import content_hash
 from stages.sources import molecules
 from stages.sources.molecules import Params, RawFormatError
-from stages.sources.molecules_records import DataItem
+from stages.sources.molecules.records import DataItem
 
 # --- malformed and edge-case inputs, written to tmp_path ------------------------------------------
 

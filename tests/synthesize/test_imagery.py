@@ -15,8 +15,8 @@ from scibench_testing.files import folder_bytes
 from scipy.stats import spearmanr
 
 from stages.sources import imagery as reader
-from stages.sources.imagery_mosaic import Square
-from stages.sources.imagery_tiff import DATETIME_TAG, check_tiff
+from stages.sources.imagery.mosaic import Square
+from stages.sources.imagery.tiff import DATETIME_TAG, check_tiff
 from stages.synthesize import imagery
 from stages.synthesize.imagery import CONUS_ALBERS_M, MosaicGrid, Params
 

@@ -6,7 +6,7 @@ followed by data items ``> <TAG>`` or ``>  <TAG>  (n)`` with one or more value l
 line, every record closed by ``$$$$``), ``.mol`` (one Molfile) and ``.smi``/``.smiles``
 (``SMILES<space or tab>name`` per line, optional header line, ``#`` comments). Other files are
 ignored. LF and CRLF line ends read identically; text is UTF-8. Parsing, record numbering and the
-reasons of bad records are in `stages.sources.molecules_records`.
+reasons of bad records are in `stages.sources.molecules.records`.
 
 A molecule is identified by `molecule_id`, the content hash of its canonical isomeric SMILES, its
 file (relative to ``raw_dir``) and its record number, so the same structure twice in one file
@@ -35,7 +35,7 @@ from rdkit import Chem, rdBase
 from rdkit.Chem import Crippen, Descriptors, rdFingerprintGenerator
 
 from stages.hashing import content_hash
-from stages.sources.molecules_records import Parsed, Record, read_mol, read_sdf, read_smiles
+from stages.sources.molecules.records import Parsed, Record, read_mol, read_sdf, read_smiles
 from stages.tables import RawFormatError, Table, quarantine_table
 
 __all__ = ["CITATION", "FORMATS", "LICENSE", "Params", "RawFormatError", "Record", "describe",

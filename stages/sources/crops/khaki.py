@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stages.sources.crops_csv import Field, Fill, Rows, check_columns, fills_of, read_header, read_rows
+from stages.sources.crops.parse import Field, Fill, Rows, check_columns, fills_of, read_header, read_rows
 from stages.tables import RawFormatError
 
 CROPS = {"corn": "maize", "soybean": "soybean", "soybeans": "soybean"}  # file-name prefix -> crop

@@ -9,15 +9,15 @@ Raw layout: any tree of files under ``raw_dir`` ending in ``.h5``, ``.hdf5``, ``
 
 Each file is read for everything it holds: every HDF5 file lists its datasets (path, shape, dtype,
 attributes) and gives the numeric 1-D / 2-D datasets named in `Params.datasets` as long tables; a
-10x matrix (v3 `/matrix` or v2 genome groups, see `hdf_sparse`) gives features, barcodes and a COO
+10x matrix (v3 `/matrix` or v2 genome groups, see `sparse`) gives features, barcodes and a COO
 count table, and an aggregation's matrix (`outs/count/` beside `outs/aggregation.csv`) also its
-`libraries` (see `hdf_aggregation`); a NetCDF file, or an HDF5 file whose 3-D datasets carry
+`libraries` (see `aggregation`); a NetCDF file, or an HDF5 file whose 3-D datasets carry
 dimension scales, gives its (time, y, x) grid variables in long form with their cells (see
-`hdf_grid`). Classic (NetCDF-3) files only take the grid path. HDF5 errors name the file and the
+`grid`). Classic (NetCDF-3) files only take the grid path. HDF5 errors name the file and the
 group / dataset path (`line` is None: HDF5 has no lines); quarantined files are left out of every
 table.
 
-`counts` and `grid` are streamed (`hdf_stream`): every file is read and checked first (for a grid:
+`counts` and `grid` are streamed (`stream`): every file is read and checked first (for a grid:
 its metadata), then the counts are written a run of barcodes at a time and the grid values read and
 written a slab at a time, so neither long table nor any file's cube is held whole in memory; the
 other tables are small and built whole. A data error inside a grid variable (an
@@ -45,11 +45,11 @@ import pandas as pd
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.sources.hdf_aggregation import aggregation_csv, read_libraries
-from stages.sources.hdf_datasets import DatasetInfo, list_datasets, open_hdf5, read_numeric, sniff
-from stages.sources.hdf_grid import GridFile, plan_grid, read_grid_cells
-from stages.sources.hdf_sparse import SparseMatrix, read_sparse_groups, read_sparse_matrix, sparse_groups
-from stages.sources.hdf_stream import (
+from stages.sources.hdf.aggregation import aggregation_csv, read_libraries
+from stages.sources.hdf.datasets import DatasetInfo, list_datasets, open_hdf5, read_numeric, sniff
+from stages.sources.hdf.grid import GridFile, plan_grid, read_grid_cells
+from stages.sources.hdf.sparse import SparseMatrix, read_sparse_groups, read_sparse_matrix, sparse_groups
+from stages.sources.hdf.stream import (
     BATCH_ROWS,
     GRID_DTYPES,
     GRID_KEYS,

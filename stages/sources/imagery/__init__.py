@@ -16,7 +16,7 @@ max, mean, std from chunked windowed reads), plus `quarantine`. In a `RawFormatE
 number is the band (1-based), or None for the whole file. Refused: empty, truncated or non-TIFF
 files; no CRS or identity geotransform; bounds impossible for the CRS; a GDAL_NODATA tag that is
 not a number or that the data type cannot hold (NaN on an integer band); undeclared fill values
-(see `imagery_stats`); two bands with the same tile/entity, variable and date. Helpers:
+(see `stats`); two bands with the same tile/entity, variable and date. Helpers:
 `read_raster`, `zonal_stats`, `sample_points`, `mosaic_zone_stats`, `entity_image_stats`.
 
 Format: OGC GeoTIFF Standard 1.1 (OGC 19-008r4). NDVI: Tucker (1979),
@@ -36,8 +36,8 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
 from stages.hashing import file_sha256
-from stages.sources.imagery_mosaic import Layer, LonLatBox, Square, entity_image_stats, mosaic_zone_stats
-from stages.sources.imagery_raster import (
+from stages.sources.imagery.mosaic import Layer, LonLatBox, Square, entity_image_stats, mosaic_zone_stats
+from stages.sources.imagery.raster import (
     RasterInfo,
     TileName,
     is_tiff_name,
@@ -45,8 +45,8 @@ from stages.sources.imagery_raster import (
     parse_tile_name,
     read_raster,
 )
-from stages.sources.imagery_stats import BandStats, band_statistics
-from stages.sources.imagery_zones import sample_points, zonal_stats
+from stages.sources.imagery.stats import BandStats, band_statistics
+from stages.sources.imagery.zones import sample_points, zonal_stats
 from stages.tables import RawFormatError, Table, quarantine_table
 
 __all__ = ["CITATION", "LICENSE", "Layer", "LonLatBox", "Params", "RasterInfo", "Square", "TileName",

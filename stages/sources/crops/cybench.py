@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from stages.sources.crops_csv import (
+from stages.sources.crops.parse import (
     DATE_DTYPE,
     Field,
     Fill,

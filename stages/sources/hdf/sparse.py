@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse
 
-from stages.sources.hdf_datasets import decode_strings, open_hdf5, reading, resolve
+from stages.sources.hdf.datasets import decode_strings, open_hdf5, reading, resolve
 from stages.tables import RawFormatError
 
 CSC_MEMBERS = ("barcodes", "data", "indices", "indptr", "shape")

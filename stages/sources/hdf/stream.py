@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from stages.sources.hdf_grid import GridFile, GridVariable, open_grid, plan_grid, read_values
-from stages.sources.hdf_sparse import SparseMatrix
+from stages.sources.hdf.grid import GridFile, GridVariable, open_grid, plan_grid, read_values
+from stages.sources.hdf.sparse import SparseMatrix
 
 GRID_KEYS = ("file", "variable", "time", "cell_id")
 GRID_DTYPES = {"file": "string", "variable": "string", "time": "datetime64[us, UTC]", "cell_id": "string",

@@ -18,7 +18,7 @@ import numpy as np
 from rasterio.io import DatasetReader
 from rasterio.windows import Window
 
-from stages.sources.imagery_raster import GDAL_ERRORS
+from stages.sources.imagery.raster import GDAL_ERRORS
 from stages.tables import RawFormatError
 
 CHUNK_PIXELS = 1 << 22

@@ -1,6 +1,6 @@
 """10x Genomics Cell Ranger count matrices written as HDF5: the v3 and the v2 layouts.
 
-The writing side of `hdf_sparse`: the synthetic source writes its matrices with it, and construct
+The writing side of `hdf.sparse`: the synthetic source writes its matrices with it, and construct
 writes a query's cells of a raw matrix with it (`stages.construction.native`). Strings are
 fixed-length ASCII as Cell Ranger writes them; datasets are written without timestamps
 (`track_times=False`), so the same counts give the same bytes.

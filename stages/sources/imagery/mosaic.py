@@ -5,7 +5,7 @@ is a `Square` of given side centred on a lon/lat point, built in each raster's o
 equal-area CRS such as CONUS Albers keeps its area; it is never narrower than one pixel, so a
 point entity reads the pixel it falls in), or a `LonLatBox` (a grid cell), densified and
 reprojected. Each tile is opened once; the pixels whose centres fall in a footprint are counted
-per tile (`imagery_zones.zone_pixels`) and their moments merged exactly, so a footprint over a
+per tile (`zones.zone_pixels`) and their moments merged exactly, so a footprint over a
 tile edge gets the statistics of one seamless raster. Tiles of a layer must not overlap.
 """
 
@@ -24,9 +24,9 @@ from rasterio.crs import CRS
 from rasterio.io import DatasetReader
 from rasterio.warp import transform_geom
 
-from stages.sources.imagery_raster import GDAL_ERRORS, is_tiff_name, open_checked, read_raster
-from stages.sources.imagery_stats import Moments
-from stages.sources.imagery_zones import densify, point_to, ring_of, zone_pixels
+from stages.sources.imagery.raster import GDAL_ERRORS, is_tiff_name, open_checked, read_raster
+from stages.sources.imagery.stats import Moments
+from stages.sources.imagery.zones import densify, point_to, ring_of, zone_pixels
 
 WGS84 = CRS.from_epsg(4326)
 M_PER_DEG_LAT, M_PER_DEG_LON_EQUATOR = 110_574.0, 111_320.0  # spherical approximation, geographic CRSs

@@ -9,7 +9,7 @@ the Julian calendar is converted. Longitudes are normalised to [-180, 180).
 
 `plan_grid` checks a file's grid metadata (axes, times, cells, units, dtypes) without reading any
 value; `read_values` then reads one slab (a range of times, a range of y rows) of a variable at a
-time, so a cube is never held whole (`hdf_stream` turns slabs into Arrow batches).
+time, so a cube is never held whole (`stream` turns slabs into Arrow batches).
 """
 
 from __future__ import annotations

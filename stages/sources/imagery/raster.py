@@ -1,6 +1,6 @@
 """Open a GeoTIFF safely and describe it: georeference, nodata, band dates and tile names.
 
-Every open (`open_raster`, `open_checked`) checks the TIFF container first (`imagery_tiff`), GDAL
+Every open (`open_raster`, `open_checked`) checks the TIFF container first (`tiff`), GDAL
 runs with ``GDAL_PAM_ENABLED=NO`` so a ``.aux.xml`` side-car never changes what is read, and a
 raster without a usable georeference, with bounds its CRS cannot hold, or with a nodata value its
 data type cannot hold is refused with a `RawFormatError` naming the file.
@@ -24,7 +24,7 @@ from rasterio.errors import NotGeoreferencedWarning, RasterioError
 from rasterio.io import DatasetReader
 from rasterio.warp import transform as transform_points
 
-from stages.sources.imagery_tiff import check_tiff, parse_nodata_text
+from stages.sources.imagery.tiff import check_tiff, parse_nodata_text
 from stages.tables import RawFormatError
 
 STATIC_VARIABLES = frozenset({"relief", "dem", "elevation", "slope", "aspect", "landcover"})

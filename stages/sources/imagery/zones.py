@@ -4,7 +4,7 @@ Geometries arrive in any CRS (lon/lat by default) and are reprojected into the r
 `rasterio.warp.transform_geom` (edges densified first, so a lon/lat box stays a box on the ground)
 or `rasterio.warp.transform` (points). A pixel belongs to a zone when its centre lies inside
 (`rasterio.features.geometry_mask`, or every touched pixel with ``all_touched=True``). Only the
-window covering the zone is read, in row chunks. Zones over a mosaic of tiles: `imagery_mosaic`.
+window covering the zone is read, in row chunks. Zones over a mosaic of tiles: `mosaic`.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from rasterio.warp import transform as transform_points
 from rasterio.warp import transform_geom
 from rasterio.windows import Window
 
-from stages.sources.imagery_raster import GDAL_ERRORS, open_checked
-from stages.sources.imagery_stats import Moments, read_valid, row_chunks
+from stages.sources.imagery.raster import GDAL_ERRORS, open_checked
+from stages.sources.imagery.stats import Moments, read_valid, row_chunks
 
 Zone = Sequence[tuple[float, float]] | tuple[float, float, float, float]
 DENSIFY = 16  # points per polygon edge when the zone's CRS differs from the raster's
