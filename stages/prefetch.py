@@ -63,8 +63,9 @@ def in_background(items: Iterable[Out], ahead: int = 1) -> Iterator[Out]:
     stopped = threading.Event()
 
     def produce() -> None:
-        iterator = iter(items)
+        iterator = None
         try:
+            iterator = iter(items)  # may raise too: the consumer must hear of it
             for item in iterator:
                 handoff.put((item, None))
                 if stopped.is_set():

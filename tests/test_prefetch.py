@@ -121,3 +121,12 @@ def test_closed_on_one_of_its_own_workers_it_does_not_wait_for_that_worker():
     results = ordered_map(work, range(5), workers=1, ahead=1)
     assert next(results) == 0
     assert done.wait(5) and outcome == {}
+
+
+def test_in_background_raises_an_error_of_iter_itself_instead_of_waiting_forever():
+    class Refusing:
+        def __iter__(self):
+            raise RuntimeError("already read")
+
+    with pytest.raises(RuntimeError, match="already read"):
+        next(in_background(Refusing()))

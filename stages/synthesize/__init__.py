@@ -1,13 +1,7 @@
 """Synthetic raw-data generators, one module per source, each writing the source's native format."""
 
-from stages.synthesize import camels_us, control, crops, fluxnet_ch4, hdf, imagery, molecules
+from stages.registry import LazyModules
 
-SYNTHESIZERS = {
-    "camels_us": camels_us,
-    "control": control,
-    "crops": crops,
-    "fluxnet_ch4": fluxnet_ch4,
-    "hdf": hdf,
-    "imagery": imagery,
-    "molecules": molecules,
-}
+# imported when first looked up: importing one generator does not load the others' libraries
+SYNTHESIZERS = LazyModules("stages.synthesize", ["camels_us", "control", "crops", "fluxnet_ch4", "hdf", "imagery",
+                                                 "molecules"])

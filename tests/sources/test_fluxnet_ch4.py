@@ -13,7 +13,7 @@ from scibench_testing.realdata import REALDATA, requires_realdata
 from stages.repository import validate_table
 from stages.sources import fluxnet_ch4
 from stages.sources.fluxnet_ch4 import Params, RawFormatError
-from stages.sources.fluxnet_ch4_columns import describe, describe_unknown
+from stages.sources.fluxnet_ch4.columns import describe, describe_unknown
 from stages.tables import collect
 
 FLUXNET = REALDATA / "fluxnet_ch4"

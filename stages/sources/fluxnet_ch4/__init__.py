@@ -11,7 +11,7 @@ Files are comma-separated with one header row; `TIMESTAMP` is `YYYYMMDD`, `TIMES
 `TIMESTAMP_END` are `YYYYMMDDHHMM` in local standard time; `-9999` (any numeric form) is missing.
 FLUXNET-CH4 `_HH_` files hold half-hourly or, for some sites, hourly rows: the step is taken from
 the rows (30 or 60 min); the `halfhourly` table holds both, `sites.subdaily_step_min` says
-which. Columns are selected by name (see `fluxnet_ch4_columns`); measured `X`,
+which. Columns are selected by name (see `columns`); measured `X`,
 gap-filled `X_F`, ANN gap-filled `X_F_ANNOPTLM` and flag `X_QC` columns stay distinct.
 
 Time: `daily.date` is the local-standard-time day. With `time_reference="utc"` (default) sub-daily
@@ -29,6 +29,13 @@ raw name, `problem` "non-finite value (inf/-inf/nan) in column <name> set to nul
 `on_error` says. The file and its site are kept; in a `_QC` flag column such a value is a missing
 flag, and in an ANN gap-filled column it does not count as the forbidden -9999.
 
+How a file flows (one pass, each step once, in this order): `files` finds the data files and the
+site table and `read` orders them (sites by code, the daily file first); `parse` reads a file's
+header once, while planning, and its rows with Arrow; `check` applies the format's rules, naming
+the first failing line; `assemble` turns it into an Arrow table for the writer. Daily files are
+read first and stacked whole; sub-daily files are read one at a time as the writer takes their
+rows, cut into row groups.
+
 Data: Delwiche, K. B. et al. (2021), ESSD 13, 3607-3689, doi:10.5194/essd-13-3607-2021;
 Knox, S. H. et al. (2019), BAMS 100, 2607-2632, doi:10.1175/BAMS-D-18-0268.1.
 """
@@ -36,26 +43,27 @@ Knox, S. H. et al. (2019), BAMS 100, 2607-2632, doi:10.1175/BAMS-D-18-0268.1.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import partial
 from pathlib import Path
 from typing import Literal
 
-import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from stages.sources import fluxnet_ch4_series as series
-from stages.sources.fluxnet_ch4_files import (
-    METADATA_UNITS,
-    SITE_ID,
-    SiteFiles,
-    find_site_files,
-    read_site_metadata,
+from stages.sources.fluxnet_ch4 import assemble, parse
+from stages.sources.fluxnet_ch4.files import METADATA_UNITS, SITE_ID, DataFile, find_site_files, read_site_metadata
+from stages.sources.fluxnet_ch4.scan import (
+    TIME_COLUMNS,
+    Kind,
+    Scan,
+    declared_columns,
+    plan,
+    read_daily_file,
+    read_subdaily_file,
 )
-from stages.sources.fluxnet_ch4_jobs import FileJob, FileScan, file_jobs
-from stages.sources.fluxnet_ch4_stack import Stacker
-from stages.sources.fluxnet_ch4_stream import halfhourly_stream
-from stages.tables import NonFinite, RawFormatError, StreamedTables, Table, quarantine_table
+from stages.tables import LiveChunks, RawFormatError, StreamedTables, Table, TableStream, quarantine_table
+
+__all__ = ["CITATION", "LICENSE", "Params", "RawFormatError", "read", "read_daily", "read_daily_file",
+           "read_halfhourly", "read_subdaily_file"]
 
 CITATION = (
     "Delwiche, K. B. et al. (2021): FLUXNET-CH4: a global, multi-ecosystem dataset and analysis of"
@@ -95,11 +103,10 @@ class Params(BaseModel):
 def read(raw_dir: Path, params: Params) -> Iterator[Table | StreamedTables]:
     """Yield the `halfhourly` (streamed), `daily`, `sites` and `quarantine` tables.
 
-    Every file is read once, in stacking order, as the half-hourly rows are written (see
-    `fluxnet_ch4_stream`); daily rows are stacked on the way, and the tables that need every file
-    come after the stream. With `on_error="quarantine"` a bad file is left out (its site keeps its
-    other file) and its error goes to the quarantine table; errors in the site metadata file
-    always propagate, before anything is yielded.
+    With `on_error="quarantine"` a bad file is left out (its site keeps its other file) and its
+    error goes to the quarantine table; with "raise" the error raised is the one a read of the
+    files one by one in named order meets first. Errors in the site metadata file always
+    propagate, before anything is yielded.
     """
     files, errors = find_site_files(raw_dir)
     if errors and params.on_error == "raise":
@@ -107,29 +114,31 @@ def read(raw_dir: Path, params: Params) -> Iterator[Table | StreamedTables]:
     metadata = read_site_metadata(raw_dir)
     known = {} if metadata is None else {s.casefold(): s for s in metadata["site_id"]}
     offsets = _offsets(metadata, params)
-    jobs = file_jobs(files, {key: known.get(key, site.site) for key, site in files.items()})
-    daily = Stacker(TIME_NAMES["daily"], sum(job.size for job in jobs if job.kind == "daily"))
-    read_one = partial(_read_file, offsets=offsets, params=params)
-    scan = FileScan(jobs, read_one, daily, errors, raise_errors=params.on_error == "raise")
+    utc = params.time_reference == "utc"
+    jobs = plan(files, {key: known.get(key, site.site) for key, site in files.items()}, offsets, utc)
+    scan = Scan(jobs, params.on_error == "raise", params.unknown_columns, errors)
+    daily = [(job.site_id, series) for job, series in scan.passing("daily")]
+    columns = declared_columns(jobs, params.unknown_columns)
+    tables = (assemble.site_table(job.site_id, series, columns) for job, series in scan.passing("subdaily"))
+    chunks = LiveChunks(({"halfhourly": batch} for batch in assemble.row_groups(tables)), "halfhourly")
+    template = assemble.to_pandas(assemble.empty_table(TIME_NAMES["subdaily"], columns, utc))
     time_unit = TIME_UNITS[params.time_reference]
-    halfhourly = halfhourly_stream(scan, _declared_columns(jobs, offsets, params),
-                                   params.time_reference == "utc", time_unit)
-    yield halfhourly
-    halfhourly.chunks.close()  # a consumer that left the stream early: stop its thread before reading on
-    scan.finish()
-    yield Table("daily", daily.frame(), ("site_id", "date"), daily.units | {"date": "local standard date"})
-    yield _sites_table(files, known, scan.parsed["daily"], scan.parsed["subdaily"], metadata, offsets, time_unit)
-    kept = [(job.found.path, scan.parsed[job.kind].get(job.site_id)) for job in jobs]
-    yield quarantine_table(errors, [NonFinite(path, column, count) for path, series in kept if series is not None
-                                    for column, count in series.nonfinite.items()])
+    units = {column: unit for column, (unit, _) in columns.items()} | dict.fromkeys(TIME_NAMES["subdaily"], time_unit)
+    yield StreamedTables((TableStream("halfhourly", template, ("site_id", "timestamp_start"), units),), chunks)
+    chunks.close()  # a consumer that leaves the stream early: the files it did not take are read below
+    for _ in scan.passing("subdaily"):
+        pass
+    frame, units = assemble.stack(daily, TIME_NAMES["daily"], utc=False)
+    yield Table("daily", frame, ("site_id", "date"), units | {"date": "local standard date"})
+    yield _sites_table(files, known, scan, metadata, offsets, time_unit)
+    yield quarantine_table(errors, scan.nonfinite)
 
 
 def read_daily(raw_dir: Path, site: str, unknown_columns: UnknownColumns = "keep") -> pd.DataFrame:
     """One site's daily (`_DD_`) file: `date` and the renamed variables, sorted by date."""
-    found = _site_files(raw_dir, site).daily
-    if found is None:
-        raise RawFormatError(raw_dir, None, f"no FLUXNET-CH4 daily (DD) file for site {site}")
-    return _one_site(series.read_daily_file(found, unknown_columns), TIME_NAMES["daily"])
+    found = _site_file(raw_dir, site, "daily")
+    series = read_daily_file(found, parse.read_header(found.path, TIME_COLUMNS["daily"]), unknown_columns)
+    return assemble.stack([("", series)], TIME_NAMES["daily"], utc=False, with_site_id=False)[0]
 
 
 def read_halfhourly(raw_dir: Path, site: str, utc_offset_h: float | None = None,
@@ -139,56 +148,22 @@ def read_halfhourly(raw_dir: Path, site: str, utc_offset_h: float | None = None,
     `timestamp_start`/`timestamp_end` are UTC when `utc_offset_h` (local standard time minus UTC,
     in hours) is given, naive local standard time otherwise.
     """
-    found = _site_files(raw_dir, site).subdaily
-    if found is None:
-        raise RawFormatError(raw_dir, None, f"no half-hourly (HH/HR) file for site {site}")
-    parsed = series.read_subdaily_file(found, utc_offset_h, unknown_columns)
-    return _one_site(parsed, TIME_NAMES["subdaily"])
+    found = _site_file(raw_dir, site, "subdaily")
+    header = parse.read_header(found.path, TIME_COLUMNS["subdaily"])
+    series = read_subdaily_file(found, header, utc_offset_h, unknown_columns)
+    return assemble.stack([("", series)], TIME_NAMES["subdaily"], utc_offset_h is not None, with_site_id=False)[0]
 
 
-def _one_site(parsed: series.SiteSeries, time_names: tuple[str, ...]) -> pd.DataFrame:
-    stacker = Stacker(time_names)
-    stacker.add("", parsed)
-    return stacker.frame(with_site_id=False)
-
-
-def _site_files(raw_dir: Path, site: str) -> SiteFiles:
+def _site_file(raw_dir: Path, site: str, kind: Kind) -> DataFile:
     files, errors = find_site_files(raw_dir)
     if site.casefold() not in files:
         names = [str(error) for error in errors][:3]
         raise RawFormatError(raw_dir, None, f"no files for site {site}" + (f"; {names}" if names else ""))
-    return files[site.casefold()]
-
-
-def _read_file(job: FileJob, offsets: dict[str, float], params: Params) -> series.SiteSeries:
-    if job.kind == "daily":
-        return series.read_daily_file(job.found, params.unknown_columns)
-    applied = _applied_offset(job, offsets, params)
-    return series.read_subdaily_file(job.found, applied, params.unknown_columns)
-
-
-def _applied_offset(job: FileJob, offsets: dict[str, float], params: Params) -> float | None:
-    """The UTC offset a sub-daily file is shifted by (None for local time); raises when it is unknown."""
-    if params.time_reference != "utc":
-        return None
-    if job.key not in offsets:
-        raise RawFormatError(job.found.path, None, f"no UTC offset for site {job.site_id}: give UTC_OFFSET"
-                             " in the FLX_AA-Flx_CH4-META file or params.utc_offsets_h, or read with"
-                             " time_reference=local_standard")
-    return offsets[job.key]
-
-
-def _declared_columns(jobs: list[FileJob], offsets: dict[str, float], params: Params) -> dict[str, tuple[str, bool]]:
-    """The half-hourly columns: those of every sub-daily file that can pass, first seen in stacking order."""
-    columns: dict[str, tuple[str, bool]] = {}
-    for job in (job for job in jobs if job.kind == "subdaily"):
-        try:
-            _applied_offset(job, offsets, params)
-            found = series.subdaily_columns(job.found, params.unknown_columns)
-        except RawFormatError:
-            continue  # the file fails when it is read, with the error it meets first
-        columns |= {column: spec for column, spec in found.items() if column not in columns}
-    return columns
+    found = getattr(files[site.casefold()], kind)
+    if found is None:
+        what = "FLUXNET-CH4 daily (DD)" if kind == "daily" else "half-hourly (HH/HR)"
+        raise RawFormatError(raw_dir, None, f"no {what} file for site {site}")
+    return found
 
 
 def _offsets(metadata: pd.DataFrame | None, params: Params) -> dict[str, float]:
@@ -199,32 +174,28 @@ def _offsets(metadata: pd.DataFrame | None, params: Params) -> dict[str, float]:
     return offsets | {site.casefold(): hours for site, hours in params.utc_offsets_h.items()}
 
 
-def _sites_table(files: dict[str, SiteFiles], known: dict[str, str],
-                 daily: dict[str, series.SiteSeries], subdaily: dict[str, series.SiteSeries],
-                 metadata: pd.DataFrame | None, offsets: dict[str, float], time_unit: str) -> Table:
+def _sites_table(files: dict, known: dict[str, str], scan: Scan, metadata: pd.DataFrame | None,
+                 offsets: dict[str, float], time_unit: str) -> Table:
     """One row per site with data: products, record span and resolution, metadata."""
     rows = []
     for key, site in files.items():
         site_id = known.get(key, site.site)
-        day, sub = daily.get(site_id), subdaily.get(site_id)
+        day, sub = scan.spans["daily"].get(site_id), scan.spans["subdaily"].get(site_id)
         if day is None and sub is None:
             continue
         used = [f for f, s in ((site.daily, day), (site.subdaily, sub)) if f is not None and s is not None]
-        dates = day.times["date"] if day is not None else np.array([], "datetime64[D]")
-        starts = sub.times["timestamp_start"] if sub is not None else np.array([], "datetime64[m]")
-        ends = sub.times["timestamp_end"] if sub is not None else starts
         rows.append({
             "site_id": site_id,
             "product": " + ".join(sorted({f.product for f in used})),
             "product_version": " + ".join(sorted({f.version for f in used})),
-            "first_date": dates.min() if len(dates) else None,
-            "last_date": dates.max() if len(dates) else None,
-            "n_days": len(dates) if day is not None else None,
-            "subdaily_step_min": sub.step_min if sub is not None else None,
-            "n_subdaily": len(starts) if sub is not None else None,
-            "first_timestamp_start": starts.min() if len(starts) else None,
-            "last_timestamp_end": ends.max() if len(ends) else None,
+            "first_date": day.spans["date"][0] if day else None,
+            "last_date": day.spans["date"][1] if day else None,
+            "n_days": day.rows if day else None,
+            "subdaily_step_min": sub.step_min if sub else None,
+            "n_subdaily": sub.rows if sub else None,
+            "first_timestamp_start": sub.spans["timestamp_start"][0] if sub else None,
+            "last_timestamp_end": sub.spans["timestamp_end"][1] if sub else None,
             "utc_offset_h": offsets.get(key),
         })
-    return Table("sites", series.sites_frame(rows, metadata, time_unit == "UTC"), ("site_id",),
+    return Table("sites", assemble.sites_frame(rows, metadata, time_unit == "UTC"), ("site_id",),
                  SITE_UNITS | dict.fromkeys(("first_timestamp_start", "last_timestamp_end"), time_unit))
