@@ -1,50 +1,19 @@
-"""Run work ahead of its consumer in threads, handing results back in order, a bounded number ahead.
+"""Run a producer ahead of its consumer on a thread of its own, a bounded number of items ahead.
 
 For pipelines whose steps release the GIL (file reads, Arrow and NumPy kernels, Parquet encoding):
-while the consumer writes result i, the workers already compute i+1 .. i+ahead, and never more, so
-memory stays bounded by `ahead` results however slow the consumer is. `ordered_map` maps a
-function over items; `in_background` runs a whole iterator (a producer with state, such as one
-that cuts files into batches) on a thread of its own.
+while the consumer writes item i, the producer already makes i+1 .. i+ahead, and never more, so
+memory stays bounded by `ahead` items however slow the consumer is. The repository writer reads
+every stream through it (`repository._write_streams`).
 """
 
 from __future__ import annotations
 
 import queue
 import threading
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
-In = TypeVar("In")
 Out = TypeVar("Out")
-
-
-def ordered_map(function: Callable[[In], Out], items: Iterable[In], workers: int = 2,
-                ahead: int = 2) -> Iterator[Out]:
-    """`function(item)` for every item, in the items' order, with at most `ahead` results pending.
-
-    An exception raised by `function` is re-raised when its result's turn comes; the remaining
-    work is cancelled.
-    """
-    if workers < 1 or ahead < 1:
-        raise ValueError(f"workers and ahead must be >= 1, got {workers} and {ahead}")
-    pending: deque[Future[Out]] = deque()
-    own: set[int] = set()  # its worker threads
-    pool = ThreadPoolExecutor(max_workers=workers, initializer=lambda: own.add(threading.get_ident()))
-    try:
-        for item in items:
-            pending.append(pool.submit(function, item))
-            if len(pending) > ahead:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
-    finally:
-        for future in pending:
-            future.cancel()
-        # An unfinished generator may be closed by the garbage collector on one of its own
-        # workers, which cannot wait for itself.
-        pool.shutdown(wait=threading.get_ident() not in own)
 
 
 _END = object()

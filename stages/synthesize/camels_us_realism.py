@@ -33,7 +33,7 @@ import numpy as np
 from stages.grading.metrics import MetricUndefined, nse
 from stages.params import load_params
 from stages.sources import camels_us as reader
-from stages.sources.camels_us_attributes import read_attributes
+from stages.sources.camels_us import read_attributes
 from stages.synthesize import camels_us
 from stages.synthesize import hydrology_model as model
 from stages.synthesize.camels_us_basins import draw_basins

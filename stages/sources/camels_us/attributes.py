@@ -7,11 +7,11 @@ its unit as a suffix (`area_gages2_km2`, `p_mean_mm_d`).
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pandas as pd
 
+from stages.sources.camels_us.files import GAUGE_ID, delimiter_hint
 from stages.tables import RawFormatError, finite_float
 
 _BY_UNIT = {  # Addor et al. (2017), Tables 1-4; the column gets the unit's suffix
@@ -43,7 +43,6 @@ STRING_ATTRIBUTES = frozenset(
 )
 ATTRIBUTE_GROUPS = ("name", "topo", "clim", "hydro", "soil", "geol", "vege")
 REQUIRED_GROUPS = ("name", "topo")
-GAUGE_ID = re.compile(r"\d{8}")
 
 
 def read_attributes(raw_dir: Path) -> pd.DataFrame:
@@ -106,8 +105,3 @@ def read_attribute_file(path: Path) -> pd.DataFrame:
         for new, name, column in zip(names, header, columns, strict=True)
     })
 
-
-def delimiter_hint(line: str) -> str:
-    """A hint when a line that should be whitespace-separated uses `,` or `;`."""
-    found = [d for d in (",", ";") if d in line]
-    return f" (fields must be separated by whitespace, found {found[0]!r})" if found else ""
