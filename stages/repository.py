@@ -13,6 +13,7 @@ and parsing overlaps Parquet encoding, which is single-threaded (`make bench`, F
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from collections.abc import Iterable, Iterator, Mapping
@@ -232,7 +233,10 @@ def _write_streams(out_dir: Path, item: StreamedTables) -> dict[str, dict]:
 def _copy(out_dir: Path, item: CopiedTable) -> dict:
     entry = dict(read_manifest(item.folder)["tables"][item.table])
     path = out_dir / f"{item.name}.parquet"
-    shutil.copyfile(item.folder / entry["file"], path)
+    try:  # a hard link: both folders only ever replace whole files, so neither can change the other's
+        os.link(item.folder / entry["file"], path)
+    except OSError:  # another filesystem, or one without links
+        shutil.copyfile(item.folder / entry["file"], path)
     if file_sha256(path) != entry["sha256"]:
         path.unlink()
         raise RepositoryError(f"{item.folder / entry['file']}: content hash differs from manifest")

@@ -112,6 +112,16 @@ def test_a_record_that_does_not_describe_its_folder_stops_ingest(tmp_path):
         source_provenance(one, "crops")
 
 
+def test_an_edited_file_that_the_reader_also_refuses_stops_ingest_with_the_provenance_error(tmp_path):
+    # The folder is hashed while it is read; the record's verdict still comes before the reader's.
+    raw = synthesize("camels_us", tmp_path / "raw")
+    forcing = sorted((raw / "basin_mean_forcing").rglob("*_forcing_leap.txt"))[0]
+    forcing.write_bytes(forcing.read_bytes().replace(b"\n", b"\nnot a row\n", 6))
+    with pytest.raises(ProvenanceError, match="the folder's 11 files are not the 11 files it was written with"):
+        ingest("camels_us", raw, {}, tmp_path / "out")
+    assert not (tmp_path / "out" / "manifest.json").exists()
+
+
 def test_an_edited_record_or_file_is_caught(tmp_path):
     raw = synthesize("camels_us", tmp_path / "raw")
     record = json.loads((raw / RECORD).read_text())

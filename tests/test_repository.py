@@ -1,3 +1,4 @@
+import hashlib
 from pathlib import Path
 
 import pandas as pd
@@ -7,6 +8,7 @@ import pytest
 
 from stages.repository import (
     RepositoryError,
+    SourceTables,
     read_manifest,
     read_table,
     sort_table,
@@ -121,3 +123,18 @@ def test_a_failed_write_leaves_no_manifest_of_an_earlier_run(tmp_path: Path):
     with pytest.raises(RepositoryError, match="duplicated key"):
         write_tables(tmp_path, [sort_table(entities(("a", "a")))], {})
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_copied_table_keeps_its_bytes_when_its_source_is_written_again(tmp_path):
+    # The copy may be a hard link: the source folder's next write must replace, not overwrite, its files.
+    def source(value: float) -> dict:
+        frame = pd.DataFrame({"k": pd.array(["a", "b"], dtype="string"), "v": [value, 2.0]})
+        return write_tables(tmp_path / "source", [Table("t", frame, keys=("k",), units={"v": "m"})], {"kind": "source"})
+
+    source(1.0)
+    copied = write_tables(tmp_path / "copy", [SourceTables(tmp_path / "source").copy("t", "u")], {"kind": "copy"})
+    before = (tmp_path / "copy" / "u.parquet").read_bytes()
+    source(5.0)
+    assert (tmp_path / "copy" / "u.parquet").read_bytes() == before
+    assert hashlib.sha256(before).hexdigest() == copied["tables"]["u"]["sha256"]
+    assert read_table(tmp_path / "copy", "u")["v"].tolist() == [1.0, 2.0]

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-
 HH_GLOB = "**/FLX_*_FLUXNET-CH4_HH_*.csv"
 INGEST_PARAMS = {"on_error": "raise", "time_reference": "utc", "unknown_columns": "keep",
                  "utc_offsets_h": {}}

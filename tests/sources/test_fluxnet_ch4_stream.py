@@ -11,9 +11,9 @@ import pytest
 
 from stages.repository import read_table, write_tables
 from stages.sources import fluxnet_ch4
-from stages.sources.fluxnet_ch4 import scan as series
-from stages.sources.fluxnet_ch4 import assemble as stream
 from stages.sources.fluxnet_ch4 import Params
+from stages.sources.fluxnet_ch4 import assemble as stream
+from stages.sources.fluxnet_ch4 import scan as series
 from stages.synthesize import fluxnet_ch4 as generator
 from stages.tables import StreamedTables, collect
 

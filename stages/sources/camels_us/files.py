@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 from stages.tables import RawFormatError, finite_float
@@ -81,12 +82,17 @@ def one_file(folder: Path, pattern: str, matches: list[Path] | None = None) -> P
     return matches[0]
 
 
-def forcing_head(path: Path, data: bytes) -> tuple[ForcingHeader, list[str], bytes]:
-    """A forcing file's header numbers and column names, and the bytes of its rows (what follows line 4)."""
-    *pieces, body = LINE_END.split(data, maxsplit=4)
-    if len(pieces) < 4 and body:  # a last line without a line end
-        pieces, body = [*pieces, body], b""
-    lines = [piece.decode("utf-8", errors="replace") for piece in pieces]
+def forcing_head(path: Path, data: bytes) -> tuple[ForcingHeader, list[str], int]:
+    """A forcing file's header numbers and column names, and the offset of its rows (what follows line 4)."""
+    ends = list(islice(LINE_END.finditer(data), 4))
+    starts = [0, *(end.end() for end in ends)]
+    lines = [data[start:end.start()].decode("utf-8", errors="replace")
+             for start, end in zip(starts, ends, strict=False)]
+    rows_at = starts[-1]
+    if len(ends) < 4:
+        if data[rows_at:]:  # a last line without a line end
+            lines.append(data[rows_at:].decode("utf-8", errors="replace"))
+        rows_at = len(data)
     if len(lines) < 4:
         raise RawFormatError(path, len(lines) + 1, "file is empty" if not lines else (
             f"file ends after {len(lines)} line(s); expected 3 header lines (latitude, elevation,"
@@ -99,7 +105,7 @@ def forcing_head(path: Path, data: bytes) -> tuple[ForcingHeader, list[str], byt
             kind = "one positive number" if number == 3 else "one number"
             raise RawFormatError(path, number, f"header line {number} must be the {what} as {kind},"
                                  f" found {lines[number - 1].strip()[:60]!r}")
-    return ForcingHeader(*numbers), column_names(path, lines[3]), body
+    return ForcingHeader(*numbers), column_names(path, lines[3]), rows_at
 
 
 def column_names(path: Path, line: str) -> list[str]:

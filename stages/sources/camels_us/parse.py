@@ -25,6 +25,7 @@ STREAMFLOW_KINDS = {"gauge_id": "text", "year": "int", "month": "int", "day": "i
 TYPES = {"int": pa.int64(), "float": pa.float64(), "text": pa.string()}
 _BLANKS = bytes.maketrans(b"\t\r", b" \n")
 _SPACE, _NEWLINE = 32, 10
+_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,9 @@ def parse_forcings(paths: list[Path]) -> Parsed:
     """The rows of forcing files: `year`, `month`, `day` and the 7 variables, in file order."""
     files = []
     for path in paths:
-        _, names, body = forcing_head(path, path.read_bytes())
-        files.append((tuple(names), *normalised(body)))
+        data = path.read_bytes()
+        _, names, rows_at = forcing_head(path, data)
+        files.append((tuple(names), *normalised(data, rows_at)))
     tables = [_arrow(forcing_kinds(list(names)), [text for _, text, _ in same])  # one call per column order
               for names, same in groupby(files, key=lambda file: file[0])]
     table = pa.concat_tables([t.select([*DATE_PARTS, *FORCING_UNITS]) for t in tables])
@@ -62,23 +64,30 @@ def parse_streamflows(paths: list[Path]) -> Parsed:
     return _parsed(_arrow(STREAMFLOW_KINDS, texts), rows)
 
 
-def normalised(body: bytes) -> tuple[bytes, int]:
-    """Rows with one space between fields and a LF after each (no blank line, no leading BOM); and their number."""
-    text = body.translate(_BLANKS).removeprefix(b"\xef\xbb\xbf")
+def normalised(data: bytes, start: int = 0) -> tuple[bytes | memoryview, int]:
+    """The rows from byte `start` on, one space between fields and a LF after each; and their number.
+
+    Blank lines and a leading byte-order mark are dropped. Each file is normalised on its own: its
+    text stays in the CPU's cache (a whole chunk at once, 18 MB of forcings, parsed 1.5x slower).
+    """
+    text = data.translate(_BLANKS)
+    start += len(_BOM) if text.startswith(_BOM, start) else 0
+    if len(text) == start:
+        return b"", 0
     if not text.endswith(b"\n"):
         text += b"\n"
-    a = np.frombuffer(text, np.uint8)
+    a = np.frombuffer(text, np.uint8, offset=start)
     newline = a == _NEWLINE
     blank = (a == _SPACE) | newline
     if not blank[0] and not (blank[1:] & blank[:-1]).any():  # the usual forcing file: tab-separated
-        return text, int(np.count_nonzero(newline))
+        return memoryview(text)[start:], int(np.count_nonzero(newline))
     a = a[~((a == _SPACE) & np.append(blank[1:], True))]  # a space before a space or a LF
     after_newline = np.insert(a[:-1] == _NEWLINE, 0, True)
     a = a[~(((a == _SPACE) | (a == _NEWLINE)) & after_newline)]  # blanks starting a line
     return a.tobytes(), int(np.count_nonzero(a == _NEWLINE))
 
 
-def _arrow(kinds: dict[str, str], texts: list[bytes]) -> pa.Table:
+def _arrow(kinds: dict[str, str], texts: list[bytes | memoryview]) -> pa.Table:
     """The texts' rows in one Arrow call."""
     joined = b"".join(texts)
     if _hexadecimal(joined, [i for i, kind in enumerate(kinds.values()) if kind == "int"]):

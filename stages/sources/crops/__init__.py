@@ -32,9 +32,9 @@ from typing import Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from stages.sources.crops.parse import Fill
 from stages.sources.crops.cybench import SOURCES, empty_frame, keys_of, read_cybench_file, units_of
 from stages.sources.crops.khaki import WEATHER_UNIT, read_khaki_locations, read_khaki_samples, soil_columns
+from stages.sources.crops.parse import Fill
 from stages.tables import RawFormatError, Table, quarantine_table
 
 CITATION = (
