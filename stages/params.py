@@ -223,6 +223,29 @@ class AgentParams(Section):
     concurrency: int | None = Field(None, ge=1)  # queries in flight (default evaluate.concurrency)
 
 
+class SdaParams(Section):
+    """SDA-style generation (`generate.sda`): datasets from the scenarios, instances from the templates."""
+
+    seed: int = 20260
+    n_rows: int = Field(400, ge=50)  # rows of each scenario's dataset
+    attempts: int = Field(6, ge=1)  # bindings tried per template and dataset
+    per_pair: dict[Profile, int] = {"tiny": 5, "default": 40, "full": 200}  # instances per (domain, task type)
+
+
+class AutoParams(Section):
+    """The AutoSciBench loop (`generate.auto`): seed concepts are every (domain, task type) pair."""
+
+    seed: int = 7
+    solver: Literal["heuristic"] = "heuristic"  # the offline default (stages/generate/auto/loop.py)
+
+
+class GenerateParams(Section):
+    """Automatic generation (`generate`): SDA-style instances and the AutoSciBench loop."""
+
+    sda: SdaParams = SdaParams()
+    auto: AutoParams = AutoParams()
+
+
 with warnings.catch_warnings():
     # `construct` is the stage family's name in params.yaml; it shadows a deprecated BaseModel
     # classmethod nobody here calls.
@@ -243,6 +266,7 @@ with warnings.catch_warnings():
         scoring: ScoringParams = ScoringParams()
         judge: JudgeParams = JudgeParams()
         card: CardParams = CardParams()
+        generate: GenerateParams = GenerateParams()
 
 
 class ParamsError(ValueError):

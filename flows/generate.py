@@ -1,0 +1,53 @@
+"""Prefect flow `generate`: the SDA-style generated benchmark, one task run per scenario.
+
+`python -m flows.generate` is the DVC stage `generate`; it writes processed/generated/sda/ (public
+datasets and questions, private answers and generator metadata, summary.json with the counts of
+every rejection reason) and processed/generated/auto/ (the AutoSciBench loop's report, experience
+cards, rounds and kept tasks, their gold under private/). Thin over `stages.generate`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow, task
+from prefect.task_runners import ThreadPoolTaskRunner
+
+from stages.generate.auto.loop import heuristic_solver, write_outputs
+from stages.generate.sda import load_scenarios
+from stages.generate.sda.build import on_scenario, select, write
+from stages.params import AutoParams, Profile, SdaParams, load_params
+
+OUT = Path("processed/generated/sda")
+AUTO_OUT = Path("processed/generated/auto")
+SOLVERS = {"heuristic": heuristic_solver}
+
+
+@flow(name="generate", flow_run_name="generate sda ({profile})")
+def generate_sda(profile: Profile, settings: SdaParams, out_dir: Path = OUT) -> dict:
+    """Generate every scenario's dataset and instances, select and split them, write them; the summary."""
+    scenario_task = task(on_scenario, name="scenario", task_run_name="scenario {scenario.id}")
+    futures = [scenario_task.submit(scenario, settings) for scenario in load_scenarios()]
+    return write(select([future.result() for future in futures], settings.per_pair[profile]), out_dir)
+
+
+@flow(name="autoscibench", flow_run_name="autoscibench loop (seed {settings.seed})")
+def autoscibench(settings: AutoParams, out_dir: Path = AUTO_OUT) -> dict:
+    """The AutoSciBench loop over every (domain, task type) concept, with and without experience cards."""
+    return write_outputs(out_dir, settings.seed, SOLVERS[settings.solver])
+
+
+def main() -> None:
+    """DVC entry point."""
+    params = load_params()
+    runner = ThreadPoolTaskRunner(max_workers=2)
+    summary = generate_sda.with_options(task_runner=runner)(params.profile, params.generate.sda)
+    print(f"generate@sda: {summary['instances']} instances on {summary['datasets']} datasets written to {OUT};"
+          f" rejected {summary['rejected']}")
+    loop = autoscibench(params.generate.auto)
+    print(f"generate@auto: kept {loop['with_cards']['kept']} (with cards), {loop['without_cards']['kept']}"
+          f" (without) in {AUTO_OUT}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""AutoSciBench-style generation: tasks made harder from solver behaviour, offline by default."""

@@ -1,0 +1,97 @@
+"""What a question template is: typed placeholders, a binder, a derivation and its perturbations.
+
+A template's `bind` draws a valid assignment of its placeholders on one dataset (or None when the
+dataset offers none); `derive` replays the requested analysis on the dataset's table (and, for
+causal templates, on the hidden generator) and returns the answer. The MCQ distractors come from
+deriving again under perturbed assignments: `diffusion` swaps roles or values between variables,
+`confusion` changes one local element (a statistic, a threshold, an operator); a new random
+assignment and a numeric transform of the answer are generic and live in `instances`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from stages.generate.sda.dataset import Simulation, simulate
+from stages.generate.sda.scenario import Scenario
+
+TASK_TYPES = ("descriptive", "inferential", "causal", "mechanistic", "exploratory", "predictive")
+Binding = dict[str, str | float]
+
+
+@dataclass(frozen=True)
+class Context:
+    """One generated dataset: its scenario, table and (hidden) generator."""
+
+    scenario: Scenario
+    simulation: Simulation
+    replays: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        """The observed table, as an agent sees it."""
+        return self.simulation.table
+
+    def measured(self, roles: tuple[str, ...] = ("source", "internal", "target")) -> list[str]:
+        """Names of the scenario's variables with these roles, in declaration order."""
+        return [v.name for v in self.scenario.variables if v.role in roles]
+
+    def numeric_columns(self) -> list[str]:
+        """Every numeric column of the table (variables and distractors), sorted."""
+        return sorted([*self.measured(), *(d.name for d in self.scenario.distractors)])
+
+    def levels(self) -> tuple[str, ...]:
+        """The group factor's levels."""
+        return self.scenario.groups[self.scenario.group]
+
+    def intervened(self, do: dict[str, float]) -> Simulation:
+        """The same dataset replayed with variables set to constants (same exogenous noise); cached."""
+        key = tuple(sorted(do.items()))
+        if key not in self.replays:
+            hidden = self.simulation.hidden
+            observational = self.simulation if self.simulation.true else None
+            self.replays[key] = simulate(self.scenario, hidden["n_rows"], hidden["seed"], do, observational)
+        return self.replays[key]
+
+
+@dataclass(frozen=True)
+class Template:
+    """A typed question template with its derivation and perturbations."""
+
+    id: str
+    task_type: Literal[TASK_TYPES]
+    text: str
+    answer: Literal["number", "entity"]
+    bind: Callable[[Context, np.random.Generator], Binding | None]
+    derive: Callable[[Context, Binding], float | str]
+    diffusion: Callable[[Context, Binding], list[Binding]] = field(default=lambda context, binding: [])
+    confusion: Callable[[Context, Binding], list[Binding]] = field(default=lambda context, binding: [])
+    tolerance: float = 0.02  # relative, for numeric answers
+
+    def question(self, context: Context, binding: Binding) -> str:
+        """The question text with every placeholder filled (units and levels spelled out)."""
+        values = {key: _shown(value) for key, value in binding.items()}
+        for key, value in binding.items():
+            if isinstance(value, str) and value in {v.name for v in context.scenario.variables}:
+                values[f"{key}_unit"] = context.scenario.variable(value).unit
+        values["group"] = context.scenario.group
+        return self.text.format(**values)
+
+
+def pick(rng: np.random.Generator, items: list | tuple, count: int = 1) -> list:
+    """`count` distinct items drawn without replacement, in draw order."""
+    return [items[i] for i in rng.choice(len(items), size=count, replace=False)]
+
+
+def swapped(binding: Binding, first: str, second: str) -> Binding:
+    """The binding with two placeholders' values exchanged."""
+    return binding | {first: binding[second], second: binding[first]}
+
+
+def _shown(value: str | float) -> str:
+    return value if isinstance(value, str) else f"{value:.4g}"

@@ -1,0 +1,84 @@
+"""The offline AutoSciBench loop: hiding strategies, the judge, revision, experience cards, outputs."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from stages.generate.auto import loop
+from stages.generate.auto.hiding import SENTINEL, STRATEGIES, undo
+from stages.generate.auto.loop import Concept, Recipe, implement, judge, run_concept
+
+
+@pytest.fixture
+def table():
+    return pd.DataFrame({"sample_id": [f"s{i:04d}" for i in range(1, 41)], "x": np.arange(40.0) / 4,
+                         "y": np.linspace(1, 2, 40)})
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+def test_undo_recovers_the_clean_table_from_what_the_task_states(table, name):
+    artefacted, note = STRATEGIES[name](table, "y", np.random.default_rng(3))
+    assert not artefacted.equals(table)
+    recovered = undo(artefacted, "y", note, [name])
+    if name == "sentinel_missing":
+        assert (artefacted["y"] == SENTINEL).sum() == 2 and len(recovered) == 38
+        pd.testing.assert_frame_equal(recovered, table[artefacted["y"] != SENTINEL].reset_index(drop=True))
+    else:
+        pd.testing.assert_frame_equal(recovered.reset_index(drop=True), table, check_exact=False, atol=1e-9)
+    assert ("too high" in note) == (name == "calibration_offset")
+
+
+def _task(hiding=()):
+    return implement(Recipe("plant_drought_stress", "descriptive.conditional_mean", 300, tuple(hiding), 7))
+
+
+def test_the_judge_grades_by_solve_rate_and_never_runs_an_unverifiable_task():
+    task = _task()
+    assert judge(task, lambda t, trial: t.gold)["difficulty"] == "easy"
+    assert judge(task, lambda t, trial: t.gold if trial == 0 else None) == {
+        "verifiable": True, "solved": 1, "difficulty": "moderate", "reason": ""}
+    assert judge(task, lambda t, trial: 1 / 0)["difficulty"] == "hard"
+    task.verifiable, task.reason = False, "gold undefined"
+    assert judge(task, lambda t, trial: pytest.fail("solver called")) == {
+        "verifiable": False, "solved": None, "difficulty": None, "reason": "gold undefined"}
+
+
+def test_a_stated_calibration_offset_changes_the_answer_and_undoing_it_gives_the_gold():
+    plain, hidden = _task(), _task(["calibration_offset"])
+    assert hidden.verifiable and hidden.question == plain.question
+    assert hidden.naive != pytest.approx(hidden.gold, rel=hidden.tolerance)
+    assert hidden.notes and "instrument" in hidden.table.columns
+    assert hidden.gold == pytest.approx(plain.gold, rel=1e-9)
+
+
+def test_a_concept_stops_at_a_hard_task_keeps_it_and_writes_its_card():
+    run = run_concept(Concept("biology", "table", ("descriptive",)), [], lambda t, trial: t.naive, seed=7)
+    assert 1 <= len(run.rounds) <= loop.MAX_ROUNDS
+    assert run.kept is not None and run.kept["difficulty"] == "hard"
+    assert run.rounds[-1]["difficulty"] == "hard" and run.rounds[0]["recipe"]["hiding"] == []
+    assert set(run.card) == {"concept", "summary", "useful_patterns", "anti_patterns", "selection_guidance",
+                             "generation_guidance"}
+    assert run.card["useful_patterns"] == sorted(run.rounds[-1]["recipe"]["hiding"])
+
+
+def test_experience_cards_decide_which_hiding_strategy_is_tried_first():
+    concept = Concept("chemistry", "table", ("predictive",))
+    card = {"useful_patterns": ["sentinel_missing"]}
+    with_card = run_concept(concept, [card], lambda t, trial: t.gold, seed=7)
+    without = run_concept(concept, [], lambda t, trial: t.gold, seed=7)
+    def first_hidden(run):
+        return next(r["recipe"]["hiding"] for r in run.rounds if r["recipe"]["hiding"])
+
+    assert first_hidden(with_card) == ["sentinel_missing"]
+    assert first_hidden(without) == ["calibration_offset"]
+
+
+def test_the_loop_writes_the_same_bytes_twice_and_keeps_the_gold_private(tmp_path, monkeypatch):
+    monkeypatch.setattr(loop, "seed_concepts", lambda: [Concept("physics", "table", ("inferential",))])
+    loop.write_outputs(tmp_path / "one", 7, loop.heuristic_solver)
+    loop.write_outputs(tmp_path / "two", 7, loop.heuristic_solver)
+    names = sorted(p.relative_to(tmp_path / "one").as_posix() for p in (tmp_path / "one").rglob("*.json"))
+    assert names == ["cards.json", "private/gold.json", "report.json", "rounds.json", "tasks.json"]
+    for name in names:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+    assert '"gold"' not in (tmp_path / "one" / "tasks.json").read_text()
