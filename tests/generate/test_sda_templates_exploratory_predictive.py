@@ -78,6 +78,9 @@ def test_group_dependent_column_is_the_largest_f_by_sums_of_squares():
     assert derive("exploratory.group_dependent_column", context, {}) == E == argmax(f)
     weakest = sorted(f, key=lambda name: (-f[name], name))[-1]
     assert derive("exploratory.group_dependent_column", context, {"weakest": 1.0}) == weakest
+    groups = {name: [table.loc[table[GROUP] == level, name] for level in LEVELS] for name in context.numeric_columns()}
+    h = {name: stats.kruskal(*groups[name]).statistic for name in groups}
+    assert derive("exploratory.group_dependent_column", context, {"statistic": "kruskal"}) == argmax(h)
 
 
 def test_strongest_pair_correlation_is_one_for_an_exact_linear_pair_and_matches_scipy_otherwise():

@@ -31,7 +31,8 @@ def _strongest(context: Context, binding: Binding) -> str:
 def _most_group_dependent(context: Context, binding: Binding) -> str:
     table = context.table
     group = context.scenario.group
-    f = {name: stats.f_oneway(*(table.loc[table[group] == level, name] for level in context.levels())).statistic
+    test = stats.kruskal if binding.get("statistic") == "kruskal" else stats.f_oneway
+    f = {name: test(*(table.loc[table[group] == level, name] for level in context.levels())).statistic
          for name in context.numeric_columns()}
     ranked = sorted(f, key=lambda name: (-f[name], name))
     return ranked[-1] if binding.get("weakest") else ranked[0]
@@ -214,7 +215,8 @@ TEMPLATES = [
              lambda c, b: [b | {"weakest": 1.0}], lambda c, b: [b | {"method": "pearson"}]),
     Template("exploratory.group_dependent_column", "exploratory",
              "Which numeric column differs most across the levels of {group} (largest one-way ANOVA F)?",
-             "entity", lambda c, rng: {}, _most_group_dependent, lambda c, b: [b | {"weakest": 1.0}]),
+             "entity", lambda c, rng: {}, _most_group_dependent, lambda c, b: [b | {"weakest": 1.0}],
+             lambda c, b: [b | {"statistic": "kruskal"}]),
     Template("exploratory.strongest_pair_correlation", "exploratory",
              "Among the columns {columns}, compute the Pearson correlation of every pair. What is the largest"
              " absolute correlation over these pairs?",

@@ -236,8 +236,8 @@ TEMPLATES = [
     Template("predictive.log_linear_r2", "predictive",
              "Fit ln({target}) = b0 + b1 {x} by ordinary least squares to the first {n_train} samples by sample_id,"
              " and predict {target} as exp(b0 + b1 {x}). What is the R^2 of these predictions on the samples from"
-             " {first_test} on, in {target_unit} (1 minus the residual sum of squares over the sum of squares"
-             " around those samples' mean)?",
+             " {first_test} on, on the original scale of {target} (1 minus the residual sum of squares over the"
+             " sum of squares around those samples' mean)?",
              "number", _bind_log_linear, _log_linear_r2, _other_x,
              lambda c, b: [b | {"log_scale": 1.0}, b | {"train_error": 1.0}], tolerance=TOLERANCE),
     Template("predictive.knn_rmse", "predictive",
@@ -264,8 +264,9 @@ TEMPLATES = [
              lambda c, b: [b | {"no_intercept": 1.0}, b | {"all_rows": 1.0}], tolerance=0.02),
     Template("predictive.best_feature_set", "predictive",
              "Fit an ordinary least-squares model (with intercept) of {target} on each of the feature sets"
-             " {candidates} using the first {n_train} samples by sample_id. Which set gives the lowest"
-             " root-mean-square error on the samples from {first_test} on?",
+             " {candidates} (features joined by +) using the first {n_train} samples by sample_id. Which set gives"
+             " the lowest root-mean-square error on the samples from {first_test} on? Answer with the set as"
+             " written.",
              "entity", _bind_feature_sets, _best_set, _other_set_targets,
              lambda c, b: [b | {"no_intercept": 1.0}, b | {"train_error": 1.0}]),
 ]
