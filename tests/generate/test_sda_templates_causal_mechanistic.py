@@ -10,6 +10,7 @@ different answer for at least one binding.
 
 import math
 import warnings
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ from scipy import optimize, stats
 
 from stages.generate.sda import load_scenarios
 from stages.generate.sda.dataset import SPREAD_SIGMAS, simulate
+from stages.generate.sda.instances import candidates
 from stages.generate.sda.scenario import Scenario
 from stages.generate.sda.templates import Context, causal, mechanistic
 
@@ -241,13 +243,22 @@ def test_a_fitted_constant_recovers_the_true_constant_on_low_noise_datasets():
 def test_a_constant_entering_linearly_is_the_closed_form_least_squares_ratio():
     context = _context(_scenario(
         [_variable("x1", "source", 1, 5), _variable("x2", "source", 2, 8), _variable("y", "target", 0, 150)],
-        [{"output": "y", "expression": "k * x1 * x2 + 3.0", "constants": {"k": 2.5}, "noise": 0.1}]))
+        [{"output": "y", "expression": "k * x1 * x2 + offset", "constants": {"k": 2.5, "offset": 3.0},
+          "noise": 0.1}]))
     table = context.table
     basis = table["x1"] * table["x2"]
     closed = float((basis * (table["y"] - 3.0)).sum() / (basis ** 2).sum())
-    binding = TEMPLATES["mechanistic.fitted_constant"].bind(context, np.random.default_rng(0))
-    assert binding["constant"] == "k" and binding["equation"] == "y = k * x1 * x2 + 3.0"
+    assert ("y", "k") in mechanistic._askable_constants(context)
+    template = TEMPLATES["mechanistic.fitted_constant"]
+    bindings = [template.bind(context, np.random.default_rng(seed)) for seed in range(8)]
+    binding = next(b for b in bindings if b["constant"] == "k")
+    assert binding["equation"] == "y = k * x1 * x2 + 3.0"
     assert TEMPLATES["mechanistic.fitted_constant"].derive(context, binding) == pytest.approx(closed, rel=1e-8)
+    # a unit slip: the written offset taken as 30
+    slipped = float((basis * (table["y"] - 30.0)).sum() / (basis ** 2).sum())
+    misread = TEMPLATES["mechanistic.fitted_constant"].confusion(context, binding)
+    assert [variant.get("slip") for variant in misread] == ["offset", None]
+    assert TEMPLATES["mechanistic.fitted_constant"].derive(context, misread[0]) == pytest.approx(slipped, rel=1e-8)
     # the confusion flips the operator next to k: y = k / x1 * x2 + 3, whose least-squares k is closed-form too
     flipped_basis = table["x2"] / table["x1"]
     flipped = float((flipped_basis * (table["y"] - 3.0)).sum() / (flipped_basis ** 2).sum())
@@ -377,6 +388,17 @@ def test_every_template_binds_derives_and_has_a_confusion_that_differs(template_
                 else:
                     differs += math.isfinite(other) and abs(other - answer) > template.tolerance * abs(answer)
     assert differs >= 1, template_id
+
+
+@pytest.mark.parametrize("template_id", sorted(TEMPLATES))
+def test_the_verifier_accepts_instances_of_every_template(template_id: str, generated: list[Context]):
+    found = []
+    for context in generated[::3]:
+        found += candidates(TEMPLATES[template_id], context, seed=7, attempts=3, rejected=Counter())
+    assert found, f"{template_id} yields no verified instance"
+    for instance in found:
+        assert instance["option_perturbations"].count(None) == 1 and len(set(map(str, instance["options"]))) == 4
+        assert "{" not in instance["question"] and instance["template"] == template_id
 
 
 def test_there_are_at_least_six_templates_of_each_kind_with_unique_ids():

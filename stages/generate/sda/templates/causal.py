@@ -7,6 +7,8 @@ analysis gives, which is what SDA's Relationship errors look like.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -16,6 +18,7 @@ REPLAYS_KEPT = 512  # replayed tables kept in memory (an entity template replays
 MIN_EFFECT = 0.1  # an effect asked about is at least this share of the effect variable's SD
 MARGIN = 1.25  # the chosen entity's score is at least this multiple of the runner-up's
 _REPLAYS: dict[tuple, pd.DataFrame] = {}
+_GRAPHS: dict[str, _Graph] = {}
 
 
 def _rounded(value: float) -> float:
@@ -34,10 +37,39 @@ def _replay(context: Context, do: dict[str, float]) -> pd.DataFrame:
     return _REPLAYS[key]
 
 
+@dataclass(frozen=True)
+class _Graph:
+    """A scenario's causal structure, as the causal templates query it (computed once per scenario)."""
+
+    effects: list[tuple[str, str]]  # (cause, effect): effect is computed, cause one of its ancestors
+    between: dict[tuple[str, str], list[str]]  # variables on at least one path from cause to effect
+    dominators: dict[tuple[str, str], list[str]]  # variables on every path from cause to effect
+    partial: list[tuple[str, str, str]]  # (cause, mediator, effect): mediator on some but not every path
+
+
+def _graph(context: Context) -> _Graph:
+    key = context.scenario.model_dump_json()
+    if key not in _GRAPHS:
+        scenario = context.scenario
+        ancestors = {name: scenario.ancestors(name) for name in context.measured()}
+        effects = [(cause, effect) for effect in context.measured(("internal", "target"))
+                   for cause in sorted(ancestors[effect])]
+        between = {(cause, effect): sorted(name for name in ancestors[effect] if cause in ancestors[name])
+                   for cause, effect in effects}
+        cut = {(cause, effect, name): not _reaches(context, cause, effect, name)
+               for (cause, effect), names in between.items() for name in names}
+        dominators = {pair: [name for name in names if cut[(*pair, name)]] for pair, names in between.items()}
+        partial = [(cause, name, effect) for (cause, effect), names in between.items() for name in names
+                   if not cut[(cause, effect, name)]]
+        if len(_GRAPHS) >= REPLAYS_KEPT:
+            del _GRAPHS[next(iter(_GRAPHS))]
+        _GRAPHS[key] = _Graph(effects, between, dominators, partial)
+    return _GRAPHS[key]
+
+
 def _effects(context: Context) -> list[tuple[str, str]]:
     """(cause, effect) pairs where effect is computed and cause is one of its ancestors."""
-    computed = context.measured(("internal", "target"))
-    return [(cause, effect) for effect in computed for cause in sorted(context.scenario.ancestors(effect))]
+    return _graph(context).effects
 
 
 def _reaches(context: Context, cause: str, effect: str, avoiding: str | None = None) -> bool:
@@ -56,20 +88,14 @@ def _reaches(context: Context, cause: str, effect: str, avoiding: str | None = N
     return False
 
 
-def _between(context: Context, cause: str, effect: str) -> list[str]:
-    """Variables on at least one directed path from `cause` to `effect` (both excluded)."""
-    return sorted(name for name in context.scenario.ancestors(effect) if cause in context.scenario.ancestors(name))
-
-
 def _dominators(context: Context, cause: str, effect: str) -> list[str]:
     """Variables on every directed path from `cause` to `effect`: holding one fixed cuts the effect."""
-    return [name for name in _between(context, cause, effect) if not _reaches(context, cause, effect, name)]
+    return _graph(context).dominators.get((cause, effect), [])
 
 
 def _partial_mediators(context: Context) -> list[tuple[str, str, str]]:
     """(cause, mediator, effect): the mediator is on some but not every path from cause to effect."""
-    return [(cause, mediator, effect) for cause, effect in _effects(context)
-            for mediator in _between(context, cause, effect) if _reaches(context, cause, effect, mediator)]
+    return _graph(context).partial
 
 
 def _slope(context: Context, x: str, y: str) -> float:

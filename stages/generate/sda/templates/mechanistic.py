@@ -93,18 +93,20 @@ class _Renamed(ast.NodeTransformer):
         return self.replacements.get(node.id, node)
 
 
-def _form(mechanism: Mechanism, unknown: str = "", exchange: str = "", flip: bool = False,
+def _form(mechanism: Mechanism, unknown: str = "", exchange: str = "", flip: bool = False, slip: str = "",
           shown: bool = False) -> ast.Expression:
     """The mechanism's expression with its constants written out as numbers, except `unknown`.
 
-    `exchange` ("a|b") swaps two variable names; `flip` changes the operator nearest above `unknown`
-    (* and /, + and -): both are the perturbations of a stated equation. `shown`: for the question
-    text only (a negative constant in parentheses, so that `-c` never prints as `--2.0`).
+    The perturbations of a stated equation: `exchange` ("a|b") swaps two variable names; `flip`
+    changes the operator nearest above `unknown` (* and /, + and -); `slip` names a written constant
+    taken ten times too large (a unit slip). `shown`: for the question text only (a negative constant
+    in parentheses, so that `-c` never prints as `--2.0`).
     """
-    def written(value: float) -> ast.expr:
-        return ast.Name(f"({float(value)!r})", ast.Load()) if shown and value < 0 else ast.Constant(float(value))
+    def written(name: str, value: float) -> ast.expr:
+        value = float(value) * (10.0 if name == slip else 1.0)
+        return ast.Name(f"({value!r})", ast.Load()) if shown and value < 0 else ast.Constant(value)
 
-    replacements: dict[str, ast.expr] = {name: written(value) for name, value in mechanism.constants.items()
+    replacements: dict[str, ast.expr] = {name: written(name, value) for name, value in mechanism.constants.items()
                                          if name != unknown}
     if exchange:
         first, second = exchange.split("|")
@@ -128,7 +130,8 @@ def _shown_equation(mechanism: Mechanism, unknown: str = "") -> str:
 def _fit_constant(context: Context, binding: Binding) -> tuple[float, float]:
     """The least-squares value of the unknown constant in the stated equation, and its relative SE."""
     mechanism = context.scenario.mechanism(binding["output"])
-    tree = _form(mechanism, binding["constant"], str(binding.get("exchange", "")), bool(binding.get("flip")))
+    tree = _form(mechanism, binding["constant"], str(binding.get("exchange", "")), bool(binding.get("flip")),
+                 str(binding.get("slip", "")))
     columns = _columns(context)
     observed = columns[binding["output"]]
 
@@ -201,6 +204,15 @@ def _inputs_exchanged(context: Context, binding: Binding) -> list[Binding]:
     parents = context.scenario.mechanism(binding["output"]).parents()
     return [binding | {"exchange": f"{first}|{second}"} for i, first in enumerate(parents)
             for second in parents[i + 1:]][:2]
+
+
+def _equation_misread(context: Context, binding: Binding) -> list[Binding]:
+    """The fit with one element of the stated equation misread.
+
+    First another written constant taken ten times too large, then the operator next to the unknown flipped.
+    """
+    others = [name for name in context.scenario.mechanism(binding["output"]).constants if name != binding["constant"]]
+    return [*(binding | {"slip": name} for name in others[:1]), binding | {"flip": 1.0}]
 
 
 def _saturating_fit(context: Context, binding: Binding) -> tuple[float, float]:
@@ -451,8 +463,7 @@ TEMPLATES = [
              "{output} is produced by the mechanism {equation}, where every constant is as written except"
              " {constant}, which is unknown. What value of {constant} does an ordinary least-squares fit of this"
              " equation to the table (residuals in {output}) give?",
-             "number", _bind_constant, _fitted_constant, _inputs_exchanged,
-             lambda c, b: [b | {"flip": 1.0}], tolerance=0.03),
+             "number", _bind_constant, _fitted_constant, _inputs_exchanged, _equation_misread, tolerance=0.03),
     Template("mechanistic.half_saturation", "mechanistic",
              "Assume {y} saturates with {x} as {y} = top * {x} / (K + {x}). What half-saturation constant K"
              " (in {x_unit}) does a nonlinear least-squares fit of this curve to the table give?",
