@@ -232,7 +232,7 @@ def test_a_fitted_constant_recovers_the_true_constant_on_low_noise_datasets():
     checked = 0
     for scenario in load_scenarios():
         context = _context(_low_noise(scenario))
-        for output, constant in mechanistic._askable_constants(context):
+        for output, constant in mechanistic.equations._askable_constants(context):
             true = scenario.mechanism(output).constants[constant]
             answer = TEMPLATES["mechanistic.fitted_constant"].derive(context, {"output": output, "constant": constant})
             assert answer == pytest.approx(true, rel=0.03), (scenario.id, output, constant)
@@ -248,7 +248,7 @@ def test_a_constant_entering_linearly_is_the_closed_form_least_squares_ratio():
     table = context.table
     basis = table["x1"] * table["x2"]
     closed = float((basis * (table["y"] - 3.0)).sum() / (basis ** 2).sum())
-    assert ("y", "k") in mechanistic._askable_constants(context)
+    assert ("y", "k") in mechanistic.equations._askable_constants(context)
     template = TEMPLATES["mechanistic.fitted_constant"]
     bindings = [template.bind(context, np.random.default_rng(seed)) for seed in range(8)]
     binding = next(b for b in bindings if b["constant"] == "k")
@@ -315,7 +315,7 @@ def test_dominant_input_is_the_largest_median_replacement_error():
         replaced = table.assign(**{name: table[name].median()})
         errors = 3.0 * replaced["a"] + 0.2 * replaced["b"] + replaced["c"] ** 2 / 10 - table["y"]
         expected[name] = float(np.sqrt(np.mean(errors ** 2)))
-    assert mechanistic._median_errors(context, "y", ["a", "b", "c"]) == pytest.approx(expected, rel=1e-9)
+    assert mechanistic.equations._median_errors(context, "y", ["a", "b", "c"]) == pytest.approx(expected, rel=1e-9)
     assert expected["a"] > expected["c"] > expected["b"]
     binding = TEMPLATES["mechanistic.dominant_input"].bind(context, np.random.default_rng(0))
     assert binding["candidates"] == "a, b, c"
@@ -345,7 +345,7 @@ def test_activation_energy_converts_celsius_to_kelvin():
           "constants": {"a": 1.0e7, "ea": 40000.0}, "noise": 0.001}]))
     binding = {"x": "water_temperature", "y": "rate"}
     assert TEMPLATES["mechanistic.activation_energy"].derive(context, binding) == pytest.approx(40.0, rel=0.01)
-    slips = mechanistic._arrhenius_slips(context, binding)
+    slips = mechanistic.forms._arrhenius_slips(context, binding)
     assert [s.get("celsius") for s in slips] == [None, 1.0]
     fit = stats.linregress(1 / context.table["water_temperature"], np.log(context.table["rate"]))
     assert TEMPLATES["mechanistic.activation_energy"].derive(context, slips[1]) == \
