@@ -11,6 +11,7 @@ tree, not of source text.
 from __future__ import annotations
 
 import ast
+import threading
 from collections.abc import Mapping
 from typing import Literal
 
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 DOMAINS = ("biology", "chemistry", "environment", "geography", "physics")
 FUNCTIONS = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "tanh": np.tanh, "sin": np.sin, "cos": np.cos,
              "abs": np.abs, "minimum": np.minimum, "maximum": np.maximum}
+_PARSING = threading.Lock()
 OPERATORS = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.divide, ast.Pow: np.power}
 
 
@@ -151,7 +153,8 @@ class Scenario(BaseModel):
 
 def parse(expression: str) -> ast.Expression:
     """An expression's tree; anything outside the allowed subset raises ValueError."""
-    tree = ast.parse(expression, mode="eval")
+    with _PARSING:  # CPython 3.11's parser is not safe to enter from two threads at once
+        tree = ast.parse(expression, mode="eval")
     for node in ast.walk(tree):
         allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.USub, ast.UAdd, ast.Name, ast.Load,
                    ast.Constant, ast.Call, *OPERATORS)
