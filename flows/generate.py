@@ -8,6 +8,7 @@ cards, rounds and kept tasks, their gold under private/). Thin over `stages.gene
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 from prefect import flow, task
@@ -27,7 +28,13 @@ SOLVERS = {"heuristic": heuristic_solver}
 def generate_sda(profile: Profile, settings: SdaParams, out_dir: Path = OUT) -> dict:
     """Generate every scenario's dataset and instances, select and split them, write them; the summary."""
     scenario_task = task(on_scenario, name="scenario", task_run_name="scenario {scenario.id}")
-    futures = [scenario_task.submit(scenario, settings) for scenario in load_scenarios()]
+    count, seen = settings.scenarios_per_domain[profile], Counter()
+    scenarios = []
+    for scenario in load_scenarios():
+        seen[scenario.domain] += 1
+        if seen[scenario.domain] <= count:
+            scenarios.append(scenario)
+    futures = [scenario_task.submit(scenario, settings) for scenario in scenarios]
     return write(select([future.result() for future in futures], settings.per_pair[profile]), out_dir)
 
 

@@ -230,6 +230,7 @@ class SdaParams(Section):
     n_rows: int = Field(400, ge=50)  # rows of each scenario's dataset
     attempts: int = Field(6, ge=1)  # bindings tried per template and dataset
     per_pair: dict[Profile, int] = {"tiny": 5, "default": 40, "full": 200}  # instances per (domain, task type)
+    scenarios_per_domain: dict[Profile, int] = {"tiny": 1, "default": 10, "full": 10}  # the first ones of each file
 
 
 class AutoParams(Section):
