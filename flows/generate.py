@@ -14,14 +14,15 @@ from pathlib import Path
 from prefect import flow, task
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from stages.generate.auto.loop import heuristic_solver, write_outputs
+from stages.evaluation.runner import sandbox_limits
+from stages.generate.auto.outputs import write_outputs
+from stages.generate.auto.solvers import AgentSolver, FloorGate, heuristic_solver
 from stages.generate.sda import load_scenarios
 from stages.generate.sda.build import on_scenario, select, write
-from stages.params import AutoParams, Profile, SdaParams, load_params
+from stages.params import AgentParams, AutoParams, Profile, SandboxLimits, SdaParams, load_params
 
 OUT = Path("processed/generated/sda")
 AUTO_OUT = Path("processed/generated/auto")
-SOLVERS = {"heuristic": heuristic_solver}
 
 
 @flow(name="generate", flow_run_name="generate sda ({profile})")
@@ -39,9 +40,20 @@ def generate_sda(profile: Profile, settings: SdaParams, out_dir: Path = OUT) -> 
 
 
 @flow(name="autoscibench", flow_run_name="autoscibench loop (seed {settings.seed})")
-def autoscibench(settings: AutoParams, out_dir: Path = AUTO_OUT) -> dict:
-    """The AutoSciBench loop over every (domain, task type) concept, with and without experience cards."""
-    return write_outputs(out_dir, settings.seed, SOLVERS[settings.solver])
+def autoscibench(settings: AutoParams, agents: dict[str, AgentParams], limits: SandboxLimits,
+                 out_dir: Path = AUTO_OUT) -> dict:
+    """The AutoSciBench loop over every (domain, task type) concept, with and without experience cards.
+
+    The solver is the offline heuristic or a configured agent (sandboxed); the floors gate every task.
+    """
+    hidden = [Path.cwd().resolve()]
+
+    def sandboxed(name: str) -> AgentSolver:
+        return AgentSolver(name, agents[name], sandbox_limits(limits), hidden)
+
+    solver = heuristic_solver if settings.solver == "heuristic" else sandboxed(settings.solver)
+    gate = FloorGate({name: sandboxed(name) for name in settings.floors})
+    return write_outputs(out_dir, settings.seed, solver, gate=gate)
 
 
 def main() -> None:
@@ -51,7 +63,7 @@ def main() -> None:
     summary = generate_sda.with_options(task_runner=runner)(params.profile, params.generate.sda)
     print(f"generate@sda: {summary['instances']} instances on {summary['datasets']} datasets written to {OUT};"
           f" rejected {summary['rejected']}")
-    loop = autoscibench(params.generate.auto)
+    loop = autoscibench(params.generate.auto, params.agents, params.evaluate.limits)
     print(f"generate@auto: kept {loop['with_cards']['kept']} (with cards), {loop['without_cards']['kept']}"
           f" (without) in {AUTO_OUT}")
 

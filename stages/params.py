@@ -237,7 +237,10 @@ class AutoParams(Section):
     """The AutoSciBench loop (`generate.auto`): seed concepts are every (domain, task type) pair."""
 
     seed: int = 7
-    solver: Literal["heuristic"] = "heuristic"  # the offline default (stages/generate/auto/loop.py)
+    # "heuristic": the offline default, in process (stages/generate/auto/solvers.py); or the name of
+    # an agent in `agents:` (an LLM agent, a command), run in the sandbox like an evaluation
+    solver: str = "heuristic"
+    floors: list[str] = ["nodata", "fabricate", "defensive"]  # agents in `agents:`; a task one passes is refused
 
 
 class GenerateParams(Section):
@@ -295,6 +298,10 @@ def load_params(path: Path = Path("params.yaml")) -> ProjectParams:
     unevaluated = sorted(compared - set(params.evaluate.agents))
     if unevaluated:
         raise ParamsError(f"{path}: scoring names agents that evaluate.agents does not run {unevaluated}")
+    auto = params.generate.auto
+    unconfigured = sorted({*auto.floors, *([auto.solver] if auto.solver != "heuristic" else [])} - set(params.agents))
+    if unconfigured:
+        raise ParamsError(f"{path}: generate.auto names agents that `agents` does not configure {unconfigured}")
     for domain, section in params.align.items():
         missing = sorted(set(section.sources) - set(params.ingest))
         if missing:

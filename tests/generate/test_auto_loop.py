@@ -4,9 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stages.generate.auto import loop
+from stages.generate.auto import loop, outputs, solvers
+from stages.generate.auto.generator import Concept, Menu, Recipe
 from stages.generate.auto.hiding import SENTINEL, STRATEGIES, undo
-from stages.generate.auto.loop import Concept, Recipe, implement, judge, run_concept
+from stages.generate.auto.loop import implement, judge, run_concept
 
 
 @pytest.fixture
@@ -36,11 +37,56 @@ def test_the_judge_grades_by_solve_rate_and_never_runs_an_unverifiable_task():
     task = _task()
     assert judge(task, lambda t, trial: t.gold)["difficulty"] == "easy"
     assert judge(task, lambda t, trial: t.gold if trial == 0 else None) == {
-        "verifiable": True, "solved": 1, "difficulty": "moderate", "reason": ""}
+        "verifiable": True, "solved": 1, "trials": 3, "difficulty": "moderate", "reason": ""}
     assert judge(task, lambda t, trial: 1 / 0)["difficulty"] == "hard"
     task.verifiable, task.reason = False, "gold undefined"
     assert judge(task, lambda t, trial: pytest.fail("solver called")) == {
-        "verifiable": False, "solved": None, "difficulty": None, "reason": "gold undefined"}
+        "verifiable": False, "solved": None, "trials": 0, "difficulty": None, "reason": "gold undefined"}
+
+
+def test_infrastructure_errors_are_not_counted_as_failures():
+    task = _task()
+
+    def flaky(t, trial):
+        if trial == 1:
+            raise loop.InfraError("sandbox could not start")
+        return t.gold
+
+    assert judge(task, flaky) == {"verifiable": True, "solved": 2, "trials": 2, "difficulty": "easy", "reason": ""}
+
+    def down(t, trial):
+        raise loop.InfraError("model API unreachable")
+
+    assert judge(task, down) == {"verifiable": True, "solved": None, "trials": 0, "difficulty": None,
+                                 "reason": "no trial ran (infrastructure)"}
+
+
+def test_a_task_the_gate_refuses_is_unverifiable_and_never_tried():
+    refuse = lambda t: "passed by the data-free nodata agent"  # noqa: E731
+    verdict = judge(_task(), lambda t, trial: pytest.fail("solver called"), gate=refuse)
+    assert verdict == {"verifiable": False, "solved": None, "trials": 0, "difficulty": None,
+                       "reason": "passed by the data-free nodata agent"}
+
+
+def test_a_recipe_outside_the_menu_is_refused_naming_what_is_outside():
+    menu = Menu(("plant_drought_stress",), ("descriptive.conditional_mean",), ("sentinel_missing",))
+    fine = Recipe("plant_drought_stress", "descriptive.conditional_mean", 300, ("sentinel_missing",))
+    assert loop.checked(fine, menu) == fine
+    with pytest.raises(ValueError, match=r"template 'causal.do_mean', scenario 'nowhere', hiding strategy 'x'"):
+        loop.checked(Recipe("nowhere", "causal.do_mean", 300, ("x",)), menu)
+    with pytest.raises(ValueError, match="repeated"):
+        loop.checked(Recipe("plant_drought_stress", "descriptive.conditional_mean", 300,
+                            ("sentinel_missing", "sentinel_missing")), menu)
+
+
+def test_more_than_twelve_cards_are_sampled_uniformly_with_the_seed_and_kept_in_order():
+    cards = [{"n": i} for i in range(30)]
+    first = loop.read_cards(cards, np.random.default_rng(5))
+    assert len(first) == loop.MAX_CARDS == 12
+    assert [c["n"] for c in first] == sorted(c["n"] for c in first)
+    assert first == loop.read_cards(cards, np.random.default_rng(5))
+    assert first != loop.read_cards(cards, np.random.default_rng(6))
+    assert loop.read_cards(cards[:12], np.random.default_rng(5)) == cards[:12]
 
 
 def test_a_stated_calibration_offset_changes_the_answer_and_undoing_it_gives_the_gold():
@@ -74,11 +120,16 @@ def test_experience_cards_decide_which_hiding_strategy_is_tried_first():
 
 
 def test_the_loop_writes_the_same_bytes_twice_and_keeps_the_gold_private(tmp_path, monkeypatch):
-    monkeypatch.setattr(loop, "seed_concepts", lambda: [Concept("physics", "table", ("inferential",))])
-    loop.write_outputs(tmp_path / "one", 7, loop.heuristic_solver)
-    loop.write_outputs(tmp_path / "two", 7, loop.heuristic_solver)
+    monkeypatch.setattr(outputs, "seed_concepts", lambda: [Concept("physics", "table", ("inferential",))])
+    outputs.write_outputs(tmp_path / "one", 7, solvers.heuristic_solver)
+    outputs.write_outputs(tmp_path / "two", 7, solvers.heuristic_solver)
     names = sorted(p.relative_to(tmp_path / "one").as_posix() for p in (tmp_path / "one").rglob("*.json"))
     assert names == ["cards.json", "private/gold.json", "report.json", "rounds.json", "tasks.json"]
+    staged = sorted(p.relative_to(tmp_path / "one").as_posix() for p in (tmp_path / "one" / "tasks").rglob("*")
+                    if p.is_file())
+    assert staged and all(name.endswith(("/prompt.md", "/data/table.csv")) for name in staged)
+    for name in staged:
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
     for name in names:
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
     assert '"gold"' not in (tmp_path / "one" / "tasks.json").read_text()

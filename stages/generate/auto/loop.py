@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from stages.generate.auto.generator import Concept, Generator, Menu, OfflineGenerator, Recipe
 from stages.generate.auto.hiding import STRATEGIES, undo
 from stages.generate.sda import load_scenarios
 from stages.generate.sda.dataset import Simulation, simulate
@@ -30,27 +31,6 @@ from stages.generate.sda.templates import TEMPLATES, Context
 from stages.hashing import content_hash
 
 K_TRIALS, MAX_ROUNDS, MAX_RECIPE_REVISIONS, MAX_CARDS, MAX_PRIOR_CONCEPTS = 3, 10, 4, 12, 120
-LEVELS = {3: "easy", 1: "moderate", 2: "moderate", 0: "hard"}
-
-
-@dataclass(frozen=True)
-class Concept:
-    """What a task should be about: a domain, a data modality and the operations it asks for."""
-
-    domain: str
-    modality: str
-    operations: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """How to build a task for a concept."""
-
-    scenario: str
-    template: str
-    n_rows: int
-    hiding: tuple[str, ...] = ()
-    seed: int = 0
 
 
 @dataclass
@@ -108,71 +88,93 @@ def implement(recipe: Recipe) -> Task:
 
 
 Solver = Callable[[Task, int], float | str | None]
+Gate = Callable[[Task], str | None]  # why a task is not a test of the analysis (a floor passed it), or None
 
 
-def heuristic_solver(task: Task, trial: int) -> float | str | None:
-    """The offline default: the template's own analysis on the table as given, after some cleaning.
+class InfraError(RuntimeError):
+    """A solver trial that failed for the harness's reasons, not the solver's: not counted."""
 
-    It undoes what it spots (the stated calibration and the coded missing values, each remembered
-    with probability 0.7 per trial; duplicated records are never looked for). It cannot intervene,
-    so for a causal question it gives the observational estimate (the template's confusion).
+
+def judge(task: Task, solver: Solver, gate: Gate | None = None) -> dict:
+    """Verifiable or not, solve count over the K trials that ran and the difficulty it implies.
+
+    A task the gate refuses (a data-free floor agent passes it) is not verifiable; the reason says
+    which floor. A trial that raises `InfraError` is not counted; any other exception is a failure.
     """
-    rng = np.random.default_rng([trial, int(content_hash(task.question, 8), 16)])
-    known = [name for name in task.recipe.hiding if name != "duplicated_records" and rng.uniform() < 0.7]
-    cleaned = undo(task.table, task.column, " ".join(task.notes), known).drop(columns="instrument", errors="ignore")
-    context = Context(task.context.scenario, Simulation({}, cleaned, task.context.simulation.hidden))
-    template = TEMPLATES[task.recipe.template]
-    binding = task.binding
-    if template.task_type == "causal":
-        naive = template.confusion(context, binding)
-        binding = naive[0] if naive else binding
-    return derived(template, context, binding)
-
-
-def judge(task: Task, solver: Solver) -> dict:
-    """Verifiable or not, solve count over K trials and the difficulty it implies."""
-    if not task.verifiable:
-        return {"verifiable": False, "solved": None, "difficulty": None, "reason": task.reason}
-    solved = 0
+    reason = task.reason if not task.verifiable else (gate(task) if gate is not None else None)
+    if reason:
+        return {"verifiable": False, "solved": None, "trials": 0, "difficulty": None, "reason": reason}
+    solved, counted = 0, 0
     for trial in range(K_TRIALS):
         try:
             answer = solver(task, trial)
+        except InfraError:
+            continue
         except Exception:  # noqa: BLE001 - a solver that crashes did not solve it
             answer = None
+        counted += 1
         solved += answer is not None and correct(answer, task.gold, task.tolerance)
-    return {"verifiable": True, "solved": solved, "difficulty": LEVELS[solved], "reason": ""}
+    if counted == 0:
+        return {"verifiable": True, "solved": None, "trials": 0, "difficulty": None,
+                "reason": "no trial ran (infrastructure)"}
+    level = "easy" if solved == counted else ("hard" if solved == 0 else "moderate")
+    return {"verifiable": True, "solved": solved, "trials": counted, "difficulty": level, "reason": ""}
 
 
-def run_concept(concept: Concept, cards: list[dict], solver: Solver, seed: int) -> Run:
+def run_concept(seed_concept: Concept, cards: list[dict], solver: Solver, seed: int,
+                generator: Generator | None = None, gate: Gate | None = None) -> Run:
     """Rounds of recipe revision for one concept; the hardest verifiable task kept; its experience card."""
+    generator = generator or OfflineGenerator()
+    concept = generator.concept(seed_concept, cards)
     rng = np.random.default_rng([seed, int(content_hash([concept.domain, concept.operations], 8), 16)])
-    scenarios = [s.id for s in load_scenarios() if s.domain == concept.domain]
-    templates = sorted(t for t in TEMPLATES if TEMPLATES[t].task_type in concept.operations)
-    useful = Counter(name for card in cards[-MAX_CARDS:] for name in card["useful_patterns"])
-    order = sorted(STRATEGIES, key=lambda name: (-useful[name], name))
-    recipe = Recipe(scenarios[rng.integers(len(scenarios))], templates[rng.integers(len(templates))], 300, (), seed)
+    cards = read_cards(cards, rng)
+    useful = Counter(name for card in cards for name in card["useful_patterns"])
+    menu = Menu(tuple(s.id for s in load_scenarios() if s.domain == concept.domain),
+                tuple(sorted(t for t in TEMPLATES if TEMPLATES[t].task_type in concept.operations)),
+                tuple(sorted(STRATEGIES, key=lambda name: (-useful[name], name))), 300, seed)
+    recipe = checked(generator.first(concept, menu, cards, rng), menu)
     run, revisions = Run(concept), 0
     for round_number in range(1, MAX_ROUNDS + 1):
         task = implement(recipe)
-        verdict = judge(task, solver)
+        verdict = judge(task, solver, gate)
         run.rounds.append({"round": round_number, "recipe": recipe.__dict__ | {"hiding": list(recipe.hiding)},
                            **verdict})
-        if verdict["verifiable"] and (run.kept is None or verdict["solved"] < run.kept["solved"]):
+        if verdict["difficulty"] and (run.kept is None or _harder(verdict, run.kept)):
             run.kept = {"question": task.question, "notes": task.notes, "gold": task.gold, **verdict,
-                        "recipe": run.rounds[-1]["recipe"]}
+                        "recipe": run.rounds[-1]["recipe"], "task": task}
         if verdict["difficulty"] == "hard":
             break
         revisions += 1
         if revisions > MAX_RECIPE_REVISIONS and (run.kept is None or run.kept["difficulty"] != "hard"):
             break  # the concept is revised: the caller moves on to the next one
-        unused = [name for name in order if name not in recipe.hiding]
-        if verdict["verifiable"] and unused:
-            recipe = Recipe(recipe.scenario, recipe.template, recipe.n_rows, (*recipe.hiding, unused[0]), seed)
-        else:
-            recipe = Recipe(scenarios[rng.integers(len(scenarios))], templates[rng.integers(len(templates))],
-                            recipe.n_rows, recipe.hiding[:-1], seed)
+        recipe = checked(generator.revise(concept, recipe, verdict, menu, cards, rng), menu)
     run.card = experience_card(run)
     return run
+
+
+def checked(recipe: Recipe, menu: Menu) -> Recipe:
+    """A generator's recipe, refused when it chooses outside the menu (a model can propose anything)."""
+    problems = [f"hiding strategy {name!r}" for name in recipe.hiding if name not in menu.strategies]
+    if recipe.scenario not in menu.scenarios:
+        problems.insert(0, f"scenario {recipe.scenario!r}")
+    if recipe.template not in menu.templates:
+        problems.insert(0, f"template {recipe.template!r}")
+    if len(set(recipe.hiding)) != len(recipe.hiding):
+        problems.append(f"a hiding strategy repeated in {list(recipe.hiding)}")
+    if problems:
+        raise ValueError(f"recipe outside the menu: {', '.join(problems)}")
+    return recipe
+
+
+def read_cards(cards: list[dict], rng: np.random.Generator) -> list[dict]:
+    """At most `MAX_CARDS` of the experience cards: all of them, or a seeded uniform sample in order."""
+    if len(cards) <= MAX_CARDS:
+        return cards
+    return [cards[i] for i in sorted(rng.choice(len(cards), size=MAX_CARDS, replace=False))]
+
+
+def _harder(verdict: dict, kept: dict) -> bool:
+    return verdict["solved"] / verdict["trials"] < kept["solved"] / kept["trials"]
 
 
 def experience_card(run: Run) -> dict:
@@ -191,33 +193,14 @@ def experience_card(run: Run) -> dict:
     }
 
 
-def run_loop(concepts: list[Concept], solver: Solver, seed: int, use_cards: bool) -> list[Run]:
+def run_loop(concepts: list[Concept], solver: Solver, seed: int, use_cards: bool,
+             generator: Generator | None = None, gate: Gate | None = None) -> list[Run]:
     """Every concept in order; with `use_cards`, each reads the cards of the runs before it."""
     runs: list[Run] = []
     for concept in concepts:
-        prior = [run.card for run in runs[-MAX_PRIOR_CONCEPTS:]] if use_cards else []
-        runs.append(run_concept(concept, prior, solver, seed))
+        prior = [run.card for run in runs] if use_cards else []
+        runs.append(run_concept(concept, prior, solver, seed, generator, gate))
     return runs
-
-
-def report(runs: list[Run]) -> dict:
-    """As AutoSciBench reports: share of easy / moderate / hard per round, solver success by round."""
-    by_round: dict[int, Counter] = {}
-    success: dict[int, list[float]] = {}
-    for run in runs:
-        for entry in run.rounds:
-            by_round.setdefault(entry["round"], Counter())[entry["difficulty"] or "unverifiable"] += 1
-            if entry["solved"] is not None:
-                success.setdefault(entry["round"], []).append(entry["solved"] / K_TRIALS)
-    kept = Counter(run.kept["difficulty"] if run.kept else "none" for run in runs)
-    return {
-        "concepts": len(runs),
-        "kept": {level: kept[level] for level in ("easy", "moderate", "hard", "none")},
-        "rounds": {str(r): {level: round(c[level] / sum(c.values()), 3)
-                            for level in ("easy", "moderate", "hard", "unverifiable")}
-                   for r, c in sorted(by_round.items())},
-        "solver_success_by_round": {str(r): round(float(np.mean(v)), 3) for r, v in sorted(success.items())},
-    }
 
 
 def _context(scenario, simulation: Simulation, table) -> Context:
@@ -231,29 +214,3 @@ def _same(first: float | str | None, second: float | str, tolerance: float) -> b
     if isinstance(first, str) or isinstance(second, str):
         return first == second
     return bool(np.isfinite(first)) and correct(first, second, tolerance)
-
-
-def seed_concepts() -> list[Concept]:
-    """One concept per (domain, task type) of the scenarios, tables as the modality."""
-    from stages.generate.sda.templates import TASK_TYPES
-
-    domains = sorted({s.domain for s in load_scenarios()})
-    return [Concept(domain, "table", (task_type,)) for domain in domains for task_type in TASK_TYPES]
-
-
-def write_outputs(out_dir, seed: int, solver: Solver) -> dict:
-    """Run the loop with and without experience cards on the same seed concepts; write report, cards, tasks."""
-    from stages.hashing import write_json
-
-    with_cards = run_loop(seed_concepts(), solver, seed, use_cards=True)
-    without = run_loop(seed_concepts(), solver, seed, use_cards=False)
-    summary = {"with_cards": report(with_cards), "without_cards": report(without)}
-    write_json(out_dir / "report.json", summary)
-    write_json(out_dir / "cards.json", [run.card for run in with_cards])
-    public = [{"concept": run.card["concept"], "question": run.kept["question"], "notes": run.kept["notes"],
-               "difficulty": run.kept["difficulty"], "recipe": run.kept["recipe"]} for run in with_cards if run.kept]
-    write_json(out_dir / "tasks.json", public)
-    write_json(out_dir / "private" / "gold.json", [{"question": run.kept["question"], "gold": run.kept["gold"]}
-                                                   for run in with_cards if run.kept])
-    write_json(out_dir / "rounds.json", [{"concept": run.card["concept"], "rounds": run.rounds} for run in with_cards])
-    return summary
