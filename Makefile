@@ -78,11 +78,13 @@ reliability: install
 # sandbox's start overhead, and the evaluation harness (overhead per query, scoring throughput, an
 # LLM agent against a 1 s-latency scripted model, Dask scale-out of the oracle) and the construction
 # flow (annotator runs through the harness vs back to back without it; build hours): need `make run` first.
+# Last, the full SDA-style generation (6,000 instances; processed/metrics/bench_generation.json).
 bench: install
 	python -m stages.bench.ingest
 	python -m stages.reliability
 	python -m stages.bench.evaluation
 	python -m stages.bench.construction
+	python -m stages.bench.generation
 
 # Mutation testing: each module in stages/bench/mutation.py's MODULE_TESTS (the one list of modules and the
 # tests that cover them) against only those tests; counts in processed/metrics/mutation.json.

@@ -37,7 +37,7 @@ def calibration_offset(table: pd.DataFrame, column: str, rng: np.random.Generato
     """Half the samples measured on instrument B, which reads `column` high by a stated offset."""
     out = table.copy()
     on_b = rng.permutation(len(out)) < len(out) // 2
-    offset = float(np.round(out[column].std(), 3))
+    offset = float(f"{out[column].std():.4g}")  # stated exactly as applied
     out.insert(1, "instrument", np.where(on_b, "B", "A"))
     out.loc[on_b, column] = out.loc[on_b, column] + offset
     return out, f"Instrument B reads {column} {offset:g} too high; instrument A is calibrated."

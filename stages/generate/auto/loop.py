@@ -1,21 +1,22 @@
-"""The AutoSciBench loop, offline: concept -> recipe -> implementation -> K solver trials -> judge -> revise.
+"""The AutoSciBench loop: concept -> recipe -> implementation -> K solver trials -> judge -> revise.
 
 A concept is (domain, modality, operations); a recipe fixes the data strategy (a scenario of the
 domain and its row count), the construction mechanism (a template of the operation), the gold
 plan (derive on the table the hiding strategies' `undo` recovers), the answer spec (the template's
-kind and tolerance) and the hiding strategies. The implementation is the task: question, notes,
-artefacted table, gold. K solver trials run the configured solver; the judge calls the task
-verifiable when its gold is defined, passes the instance verifier and differs from the answer on
-the artefacted table whenever a hiding strategy is applied, and grades difficulty by solve rate
-(all / some / none: easy / moderate / hard; infrastructure errors are not counted). An easy or
-moderate task is revised by adding a hiding strategy, an unverifiable one by dropping its last
-strategy and changing template; after `MAX_RECIPE_REVISIONS` without a verifiable hard task the
-concept is abandoned; at most `MAX_ROUNDS` rounds per concept; the hardest verifiable task is kept.
-An experience card closes every run and later concepts read the last `MAX_CARDS` of them.
+kind and tolerance) and the hiding strategies. A generator (`generator.py`: offline by default, a
+model in `model.py`) proposes concepts and recipes from a menu. The implementation is the task:
+question, notes, artefacted table, gold. The judge calls a task verifiable when its gold is
+defined, no data-free guess reaches it, a hiding strategy changes the answer and no data-free
+floor agent passes it (the gate, `solvers.FloorGate`); K trials of the configured solver grade its
+difficulty by solve rate (all / some / none: easy / moderate / hard; infrastructure errors are not
+counted). The generator revises the recipe; after `MAX_RECIPE_REVISIONS` without a verifiable hard
+task the concept is abandoned; at most `MAX_ROUNDS` rounds per concept; the hardest verifiable task
+is kept. An experience card closes every run; later concepts read at most `MAX_CARDS` of them.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from stages.generate.auto.generator import Concept, Generator, Menu, OfflineGene
 from stages.generate.auto.hiding import STRATEGIES, undo
 from stages.generate.sda import load_scenarios
 from stages.generate.sda.dataset import Simulation, simulate
-from stages.generate.sda.instances import COLUMN_SLOTS, correct, derived
+from stages.generate.sda.instances import COLUMN_SLOTS, correct, data_free_guesses, derived
 from stages.generate.sda.templates import TEMPLATES, Context
 from stages.hashing import content_hash
 
@@ -67,7 +68,7 @@ def implement(recipe: Recipe) -> Task:
     template = TEMPLATES[recipe.template]
     simulation = simulate(scenario, recipe.n_rows, recipe.seed)
     rng = np.random.default_rng([recipe.seed, int(content_hash(recipe.template, 8), 16)])
-    binding = template.bind(Context(scenario, simulation), rng)
+    binding = template.bound(Context(scenario, simulation), rng)
     if binding is None:
         return Task(recipe, "", [], simulation.table, "", "", template.tolerance, False, "no binding")
     named = [binding[slot] for slot in COLUMN_SLOTS if slot in binding]
@@ -80,11 +81,26 @@ def implement(recipe: Recipe) -> Task:
     gold = derived(template, clean, binding)
     naive = derived(template, _context(scenario, simulation, table), binding) if recipe.hiding else gold
     question = template.question(clean, binding)
-    defined = isinstance(gold, str) or (gold is not None and bool(np.isfinite(gold)))
-    matters = not recipe.hiding or not _same(naive, gold, template.tolerance)
-    reason = "" if defined and matters else ("gold undefined" if not defined else "hiding does not change the answer")
-    return Task(recipe, question, notes, table, gold, naive, template.tolerance, defined and matters, reason,
+    reason = _unverifiable(gold, naive, template.tolerance, clean, " ".join([question, *notes]), bool(recipe.hiding))
+    return Task(recipe, question, notes, table, gold, naive, template.tolerance, not reason, reason,
                 binding, _context(scenario, simulation, table), column)
+
+
+def _unverifiable(gold, naive, tolerance: float, context: Context, text: str, hidden: bool) -> str:
+    """Why the task cannot grade an analysis ("" when it can).
+
+    The gold must be defined; a hiding strategy must change the answer; no data-free guess (the
+    SDA verifier's, and every number the task text states) may land within the tolerance.
+    """
+    if not (isinstance(gold, str) or (gold is not None and bool(np.isfinite(gold)))):
+        return "gold undefined"
+    if hidden and _same(naive, gold, tolerance):
+        return "hiding does not change the answer"
+    stated = [float(token) for token in re.findall(r"-?\d+\.?\d*(?:e-?\d+)?", text)]
+    if not isinstance(gold, str) and any(_same(guess, gold, tolerance)
+                                         for guess in [*data_free_guesses(context, text), *stated]):
+        return "guessable without data"
+    return ""
 
 
 Solver = Callable[[Task, int], float | str | None]

@@ -6,7 +6,8 @@
 - `AgentSolver` runs any agent of params.yaml `agents:` (an LLM agent, an external command) on the
   staged task in the sandbox, exactly as the evaluation flow runs it on a catalog query, and
   grades what it hands in with the catalog's hypothesis path. A harness-side failure (the sandbox,
-  the model API) is an `InfraError`, which the judge does not count.
+  the model API) is an `InfraError`, which the judge does not count; without bubblewrap the solver
+  is refused when it is made.
 - `FloorGate` runs the data-free floors (nodata, fabricate, defensive) on a task; a task one of
   them passes measures no analysis, and the judge refuses it naming the floor. A floor that cannot
   run stops the loop (an unchecked task is never kept).
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from stages import sandbox
 from stages.evaluation.agents import AGENTS, QueryContext
 from stages.evaluation.harness import run_attempt
 from stages.generate.auto import staged
@@ -58,6 +60,9 @@ class AgentSolver:
                  unsafe_no_sandbox: bool = False):
         if params.kind not in AGENTS:
             raise KeyError(f"agent {name}: unknown kind {params.kind!r}; known: {sorted(AGENTS)}")
+        if not (sandbox.bwrap_available() or unsafe_no_sandbox):  # refused now, not as K failed trials
+            raise sandbox.SandboxUnavailable(f"agent {name}: bubblewrap (bwrap) is not installed: install it with"
+                                             f" `{sandbox.INSTALL_HINT}`")
         self.name, self.params, self.limits, self.unsafe = name, params, limits, unsafe_no_sandbox
         self.hidden = hidden  # the project root: nothing of it is visible in the sandbox
 

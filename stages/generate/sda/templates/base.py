@@ -73,6 +73,16 @@ class Template:
     confusion: Callable[[Context, Binding], list[Binding]] = field(default=lambda context, binding: [])
     tolerance: float = 0.02  # relative, for numeric answers
 
+    def bound(self, context: Context, rng: np.random.Generator) -> Binding | None:
+        """A binding (as `bind`) whose numbers are the values the question shows, so text and answer agree.
+
+        A threshold drawn as 22.081 is shown as 22.08; an agent filters on 22.08, so must the gold.
+        """
+        binding = self.bind(context, rng)
+        if binding is None:
+            return None
+        return {key: value if isinstance(value, str) else float(_shown(value)) for key, value in binding.items()}
+
     def question(self, context: Context, binding: Binding) -> str:
         """The question text with every placeholder filled (units and levels spelled out)."""
         values = {key: _shown(value) for key, value in binding.items()}
