@@ -15,6 +15,7 @@ from prefect import flow, task
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from stages.evaluation.runner import sandbox_limits
+from stages.generate.auto.model import ModelGenerator
 from stages.generate.auto.outputs import write_outputs
 from stages.generate.auto.solvers import AgentSolver, FloorGate, heuristic_solver
 from stages.generate.sda import load_scenarios
@@ -45,6 +46,7 @@ def autoscibench(settings: AutoParams, agents: dict[str, AgentParams], limits: S
     """The AutoSciBench loop over every (domain, task type) concept, with and without experience cards.
 
     The solver is the offline heuristic or a configured agent (sandboxed); the floors gate every task.
+    The generator is the offline one or a model, whose calls go to generator_log.jsonl.
     """
     hidden = [Path.cwd().resolve()]
 
@@ -53,7 +55,13 @@ def autoscibench(settings: AutoParams, agents: dict[str, AgentParams], limits: S
 
     solver = heuristic_solver if settings.solver == "heuristic" else sandboxed(settings.solver)
     gate = FloorGate({name: sandboxed(name) for name in settings.floors})
-    return write_outputs(out_dir, settings.seed, solver, gate=gate)
+    generator = ModelGenerator.from_params(settings.generator) if settings.generator.kind == "openai" else None
+    log = out_dir / "generator_log.jsonl"
+    log.unlink(missing_ok=True)  # a model run's log never outlives it
+    summary = write_outputs(out_dir, settings.seed, solver, generator, gate)
+    if generator is not None:
+        generator.write_log(log)
+    return summary
 
 
 def main() -> None:

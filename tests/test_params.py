@@ -44,3 +44,22 @@ def test_a_domain_names_each_source_once_and_at_least_one(tmp_path: Path):
     (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))
     with pytest.raises(ParamsError, match=r"align\.camels\.sources names sources without an ingest section"):
         load_params(tmp_path / "params.yaml")
+
+
+def test_the_auto_generator_is_offline_or_a_named_model_with_valid_generation_settings(tmp_path: Path):
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text())
+    assert load_params(ROOT / "params.yaml").generate.auto.generator.kind == "offline"
+    model = {"kind": "openai", "model": "gpt-4o-mini", "base_url": "http://127.0.0.1:8000/v1", "api_key_env": None,
+             "generation": {"temperature": 0.7, "seed": 0, "max_tokens": 1024}}
+    raw["generate"]["auto"]["generator"] = model
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))
+    generator = load_params(tmp_path / "params.yaml").generate.auto.generator
+    assert (generator.model, generator.generation["temperature"]) == ("gpt-4o-mini", 0.7)
+    for broken, message in [({"model": None}, "kind openai names no model"),
+                            ({"kind": "offline"}, "kind offline with a model"),
+                            ({"generation": {"temprature": 0.7}}, "temprature"),
+                            ({"kind": "anthropic"}, "Input should be 'offline' or 'openai'")]:
+        raw["generate"]["auto"]["generator"] = model | broken
+        (tmp_path / "params.yaml").write_text(yaml.safe_dump(raw))
+        with pytest.raises(ParamsError, match=message):
+            load_params(tmp_path / "params.yaml")

@@ -1,6 +1,6 @@
 """The loop's report and files: runs with and without experience cards, kept tasks staged for agents.
 
-processed/generated/auto/ holds report.json (per round: share of easy / moderate / hard /
+processed/generated/auto/ holds report.json (the generator that ran; per round: share of easy / moderate / hard /
 unverifiable; solver success; kept difficulties; with vs without cards), cards.json, rounds.json,
 tasks.json (the kept tasks' public description) and tasks/<task_id>/ (prompt.md and data/, exactly
 what an agent's workspace gets). The gold and the recipe's hidden parts are under private/ only.
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from stages.generate.auto import staged
-from stages.generate.auto.generator import Concept, Generator
+from stages.generate.auto.generator import Concept, Generator, OfflineGenerator
 from stages.generate.auto.loop import Gate, Run, Solver, run_loop
 from stages.generate.sda import load_scenarios
 from stages.generate.sda.templates import TASK_TYPES
@@ -54,10 +54,16 @@ def seed_concepts() -> list[Concept]:
 
 def write_outputs(out_dir: Path, seed: int, solver: Solver, generator: Generator | None = None,
                   gate: Gate | None = None) -> dict:
-    """Run the loop with and without experience cards on the same seed concepts; write what it found."""
+    """Run the loop with and without experience cards on the same seed concepts; write what it found.
+
+    The report names the generator that ran and, for a model, its usage over both runs.
+    """
+    generator = generator or OfflineGenerator()
     with_cards = run_loop(seed_concepts(), solver, seed, True, generator, gate)
     without = run_loop(seed_concepts(), solver, seed, False, generator, gate)
-    summary = {"with_cards": report(with_cards), "without_cards": report(without)}
+    summary = {"generator": {"name": getattr(generator, "name", type(generator).__name__),
+                             "usage": getattr(generator, "usage", None)},
+               "with_cards": report(with_cards), "without_cards": report(without)}
     write_json(out_dir / "report.json", summary)
     write_json(out_dir / "cards.json", [run.card for run in with_cards])
     write_json(out_dir / "rounds.json", [{"concept": run.card["concept"], "rounds": run.rounds} for run in with_cards])
