@@ -2,8 +2,10 @@
 
 `python -m flows.generate` is the DVC stage `generate`; it writes processed/generated/sda/ (public
 datasets and questions, private answers and generator metadata, summary.json with the counts of
-every rejection reason) and processed/generated/auto/ (the AutoSciBench loop's report, experience
-cards, rounds and kept tasks, their gold under private/). Thin over `stages.generate`.
+every rejection reason), processed/generated/sda_real/ (the same, the table-only templates on every
+repository's entities table: SDA-Real) and processed/generated/auto/ (the AutoSciBench loop's
+report, experience cards, rounds and kept tasks, their gold under private/). Thin over
+`stages.generate`.
 """
 
 from __future__ import annotations
@@ -20,9 +22,12 @@ from stages.generate.auto.outputs import write_outputs
 from stages.generate.auto.solvers import AgentSolver, FloorGate, heuristic_solver
 from stages.generate.sda import load_scenarios
 from stages.generate.sda.build import on_scenario, select, write
+from stages.generate.sda.real import build_real
+from stages.layout import REPOSITORIES
 from stages.params import AgentParams, AutoParams, Profile, SandboxLimits, SdaParams, load_params
 
 OUT = Path("processed/generated/sda")
+REAL_OUT = Path("processed/generated/sda_real")
 AUTO_OUT = Path("processed/generated/auto")
 
 
@@ -38,6 +43,13 @@ def generate_sda(profile: Profile, settings: SdaParams, out_dir: Path = OUT) -> 
             scenarios.append(scenario)
     futures = [scenario_task.submit(scenario, settings) for scenario in scenarios]
     return write(select([future.result() for future in futures], settings.per_pair[profile]), out_dir)
+
+
+@flow(name="generate-real", flow_run_name="generate sda on the repositories ({profile})")
+def generate_sda_real(profile: Profile, settings: SdaParams, repositories: Path = REPOSITORIES,
+                      out_dir: Path = REAL_OUT) -> dict:
+    """SDA-Real: the table-only templates on every repository's entities table; the summary."""
+    return write(build_real(repositories, settings, profile), out_dir)
 
 
 @flow(name="autoscibench", flow_run_name="autoscibench loop (seed {settings.seed})")
@@ -71,6 +83,12 @@ def main() -> None:
     summary = generate_sda.with_options(task_runner=runner)(params.profile, params.generate.sda)
     print(f"generate@sda: {summary['instances']} instances on {summary['datasets']} datasets written to {OUT};"
           f" rejected {summary['rejected']}")
+    if REPOSITORIES.is_dir():
+        real = generate_sda_real(params.profile, params.generate.sda)
+        print(f"generate@sda_real: {real['instances']} instances on {real['datasets']} repositories written to"
+              f" {REAL_OUT}")
+    else:
+        print(f"generate@sda_real: skipped, no repositories at {REPOSITORIES} (run `dvc repro align` first)")
     loop = autoscibench(params.generate.auto, params.agents, params.evaluate.limits)
     print(f"generate@auto: kept {loop['with_cards']['kept']} (with cards), {loop['without_cards']['kept']}"
           f" (without) in {AUTO_OUT}")
