@@ -37,3 +37,13 @@ def test_ner_divides_errors_of_a_type_by_the_responses_that_could_show_it():
     assert report["mcq"]["all"]["all"]["accuracy"] == 0.5
     assert report["mcq"]["domain"]["physics"]["ner"]["scope"] == 1.0
     assert report["oeq"]["task_type"]["descriptive"]["ner"] == {"conclusion": 0.0, "function": 1.0, "variable": 0.0}
+
+
+def test_a_listed_name_no_perturbation_gave_stays_unattributed_and_offers_no_opportunity():
+    listed = ENTITY | {"instance_id": "e2", "option_perturbations": [None, "listed", "confusion", "listed"]}
+    assert judged(listed, "B", "mcq") == {"correct": False, "error": "unattributed"}
+    assert judged(listed, "soil_moisture", "oeq") == {"correct": False, "error": "unattributed"}
+    assert judged(listed, "air_co2", "oeq") == {"correct": False, "error": "function"}
+    report = summary([listed], {("e2", "mcq"): "D", ("e2", "oeq"): "air_co2"})
+    assert report["mcq"]["all"]["all"] == {"n": 1, "accuracy": 0.0, "unattributed": 1, "ner": {"function": 0.0}}
+    assert report["oeq"]["all"]["all"] == {"n": 1, "accuracy": 0.0, "unattributed": 0, "ner": {"function": 1.0}}

@@ -4,12 +4,13 @@ MCQ: option accuracy (the response's letter against the label). OEQ: numbers wit
 relative tolerance, entities by exact match. A wrong answer is attributed by matching it against
 the answers the derivation gives under each perturbation: a chosen MCQ distractor names its own;
 a wrong OEQ number or entity that equals a perturbed derivation (within the tolerance) takes that
-perturbation's type; anything else stays unattributed. Perturbations stand for SDA's first-error
-types: diffusion (roles or values swapped between variables) for a Variable error, confusion (one
-local element changed: statistic, operator, test, naive observational estimate) for a Function or
-Relationship error, randomization (another valid assignment) for a Scope error, default (a numeric
-transform) for a Conclusion error. NER_E(S) = n_E(S) / o_E(S), o_E(S) the responses in S whose
-instance had a perturbation of type E to match (SDA's opportunity count).
+perturbation's type; anything else stays unattributed, a listed name no perturbation gave (label
+"listed") included. Perturbations stand for SDA's first-error types: diffusion (roles or values
+swapped between variables) for a Variable error, confusion (one local element changed: statistic,
+operator, test, naive observational estimate) for a Function or Relationship error, randomization
+(another valid assignment) for a Scope error, default (a numeric transform) for a Conclusion error.
+NER_E(S) = n_E(S) / o_E(S), o_E(S) the responses in S whose instance had a perturbation of type E
+to match (SDA's opportunity count).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def judged(instance: dict, response: str | float | None, form: str) -> dict:
     if hit:
         return {"correct": True, "error": None}
     for value, perturbation in zip(instance["options"], instance["option_perturbations"], strict=True):
-        if perturbation is not None and correct(response, value, instance["tolerance"]):
+        if perturbation in ERROR_TYPES and correct(response, value, instance["tolerance"]):
             return {"correct": False, "error": ERROR_TYPES[perturbation]}
     return {"correct": False, "error": "unattributed"}
 
@@ -46,7 +47,7 @@ def summary(instances: list[dict], responses: dict[tuple[str, str], str | float 
     for (instance_id, form), response in sorted(responses.items(), key=lambda item: item[0]):
         instance = by_id[instance_id]
         verdict = judged(instance, response, form)
-        opportunities = {ERROR_TYPES[p] for p in instance["option_perturbations"] if p is not None}
+        opportunities = {ERROR_TYPES[p] for p in instance["option_perturbations"] if p in ERROR_TYPES}
         for axis, value in (("task_type", instance["task_type"]), ("domain", instance["domain"]), ("all", "all")):
             cells[(form, axis, value)].append((verdict, opportunities))
     report = {}

@@ -7,8 +7,9 @@ leaks the answer, a data-free guess (0, 1/2, +-1, a named variable's declared mi
 within the tolerance, the candidate repeats an earlier one, or fewer than three distractors differ from
 the answer and from each other. MCQ distractors come from SDA's four perturbations in order:
 Diffusion and Confusion (the template's own), Randomization (a new binding with another answer)
-and Default (a numeric transform); each option records the perturbation that made it, so a chosen
-distractor names the error.
+and Default (the answer scaled by a seeded ratio, or another of the table's names), chosen so that
+the answer's rank among the options is uniform; each option records the perturbation that made it
+("listed": a name the question lists that no perturbation gave), so a chosen distractor names the error.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from stages.hashing import content_hash
 LETTERS = "ABCD"
 COLUMN_SLOTS = ("variable", "condition", "x", "y", "cause", "effect", "target", "f1", "f2", "output")
 LEVEL_SLOTS = ("level", "a", "b")
-DEFAULT_TRANSFORMS = ((2.0, "doubled"), (0.5, "halved"), (-1.0, "negated"), (10.0, "times ten"))
+DEFAULT_RATIOS = (1.2, 2.5)  # range of the log-uniform ratio between a Default number and its neighbour
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ def candidates(template: Template, context: Context, seed: int, attempts: int,
     found, seen = [], set()
     for attempt in range(attempts):
         rng = np.random.default_rng([seed, int(content_hash([template.id, context.scenario.id, attempt], 8), 16)])
-        binding = template.bind(context, rng)
+        binding = template.bound(context, rng)
         reason, instance = _verified(template, context, binding, seen, rng)
         if reason is not None:
             rejected[reason] += 1
@@ -116,29 +117,81 @@ def data_free_guesses(context: Context, question: str) -> list[float]:
 
 def _options(template: Template, context: Context, binding: Binding, answer: float | str,
              rng: np.random.Generator) -> list[Option] | None:
-    chosen = [Option(answer, None)]
+    """The answer and three distractors, with the answer's rank among the four drawn uniformly.
 
-    def offer(value: float | str, perturbation: str) -> None:
-        if len(chosen) < 4 and _distinct(value, [o.value for o in chosen], template.tolerance):
-            chosen.append(Option(value, perturbation))
-
-    for name in str(binding.get("candidates", "")).split(", "):  # an entity question that lists its choices
-        if name:
-            offer(name, "diffusion")
-    for perturbation, variants in (("diffusion", template.diffusion), ("confusion", template.confusion)):
-        for variant in variants(context, binding):
-            offer(derived(template, context, variant), perturbation)
-    for _ in range(8):
-        other = template.bind(context, rng)
-        if other is not None:
-            offer(derived(template, context, other), "randomization")
+    The names a question lists are all shown. The other candidates come in SDA's order (diffusion,
+    confusion, randomization, default) and one enters only while its side of the answer (numbers by
+    value, names alphabetically) has room under the drawn count of options below the answer, so a
+    responder that never opens the data cannot pick the answer by its rank or centrality. Default
+    numbers extend the options outward from the outermost one at seeded ratios, so the answer is not
+    their centre. Where names are too few on one side, the rank gives way and the instance is kept.
+    """
+    below = int(rng.integers(4))
+    draft = _Draft(answer, template.tolerance, {True: below, False: 3 - below}, [Option(answer, None)])
+    listed, perturbed = _perturbed(template, context, binding, rng)
+    for name, perturbation in listed:
+        draft.offer(name, perturbation, ranked=False)
+    for value, perturbation in perturbed:
+        draft.offer(value, perturbation)
     if template.answer == "number":
-        for factor, _ in DEFAULT_TRANSFORMS:
-            offer(answer * factor, "default")
-    else:
-        for name in [*context.numeric_columns(), *context.levels()]:
-            offer(name, "default")
-    return chosen if len(chosen) == 4 else None
+        for ratio in np.exp(rng.uniform(*np.log(DEFAULT_RATIOS), size=12)):
+            draft.offer(draft.extended(ratio), "default")
+        return draft.options if len(draft.options) == 4 else None
+    names = [*context.numeric_columns(), *context.levels()]
+    defaults = [(names[i], "default") for i in rng.permutation(len(names))]
+    for name, perturbation in defaults:
+        draft.offer(name, perturbation)
+    for value, perturbation in perturbed + defaults:  # names too few on one side: the rank gives way
+        draft.offer(value, perturbation, ranked=False)
+    return draft.options if len(draft.options) == 4 else None
+
+
+@dataclass
+class _Draft:
+    """MCQ options being chosen: the answer first, then distractors while their side of the answer has room."""
+
+    answer: float | str
+    tolerance: float
+    room: dict[bool, int]  # options still wanted below (True) and above the answer
+    options: list[Option]
+
+    def offer(self, value: float | str | None, perturbation: str, ranked: bool = True) -> None:
+        """Add the candidate if it is distinct, of the answer's sign, and (when ranked) its side has room."""
+        if len(self.options) == 4 or not _distinct(value, [o.value for o in self.options], self.tolerance):
+            return
+        if not isinstance(self.answer, str) and (value > 0) != (self.answer > 0):
+            return  # a number of the other sign would mark the answer's sign as the majority
+        if self.room[value < self.answer] > 0 or not ranked:
+            self.room[value < self.answer] -= 1
+            self.options.append(Option(value, perturbation))
+
+    def extended(self, ratio: float) -> float:
+        """A Default number: the outermost option on a side still short, moved outward by `ratio`.
+
+        Rounded like the answer when the answer is round (a count, a share of the rows), so that its
+        few digits do not single it out.
+        """
+        below = self.room[True] > 0
+        side = [self.answer] + [o.value for o in self.options[1:] if (o.value < self.answer) == below]
+        outer = min(side) if below else max(side)
+        value = outer * ratio if (outer > 0) != below else outer / ratio
+        places = next((places for places in range(5) if round(self.answer, places) == self.answer), None)
+        return float(value if places is None else round(value, places))
+
+
+def _perturbed(template: Template, context: Context, binding: Binding,
+               rng: np.random.Generator) -> tuple[list[tuple[str, str]], list[tuple[float | str | None, str]]]:
+    """The names the question lists, and every perturbation's answer in SDA's order, each with its label.
+
+    A listed name is labelled by the perturbation whose answer it equals, else "listed".
+    """
+    derivations = {kind: [derived(template, context, variant) for variant in variants(context, binding)]
+                   for kind, variants in (("diffusion", template.diffusion), ("confusion", template.confusion))}
+    listed = [(name, next((kind for kind, values in derivations.items() if name in values), "listed"))
+              for name in str(binding.get("candidates", "")).split(", ") if name]
+    others = [template.bound(context, rng) for _ in range(8)]
+    return listed, [(value, kind) for kind, values in derivations.items() for value in values] + [
+        (derived(template, context, other), "randomization") for other in others if other is not None]
 
 
 def derived(template: Template, context: Context, binding: Binding) -> float | str | None:
