@@ -53,7 +53,7 @@ def generate_sda_real(profile: Profile, settings: SdaParams, repositories: Path 
 
 
 @flow(name="autoscibench", flow_run_name="autoscibench loop (seed {settings.seed})")
-def autoscibench(settings: AutoParams, agents: dict[str, AgentParams], limits: SandboxLimits,
+def autoscibench(settings: AutoParams, floors: list[str], agents: dict[str, AgentParams], limits: SandboxLimits,
                  out_dir: Path = AUTO_OUT) -> dict:
     """The AutoSciBench loop over every (domain, task type) concept, with and without experience cards.
 
@@ -66,7 +66,7 @@ def autoscibench(settings: AutoParams, agents: dict[str, AgentParams], limits: S
         return AgentSolver(name, agents[name], sandbox_limits(limits), hidden)
 
     solver = heuristic_solver if settings.solver == "heuristic" else sandboxed(settings.solver)
-    gate = FloorGate({name: sandboxed(name) for name in settings.floors})
+    gate = FloorGate({name: sandboxed(name) for name in floors})
     generator = ModelGenerator.from_params(settings.generator) if settings.generator.kind == "openai" else None
     log = out_dir / "generator_log.jsonl"
     log.unlink(missing_ok=True)  # a model run's log never outlives it
@@ -89,7 +89,7 @@ def main() -> None:
               f" {REAL_OUT}")
     else:
         print(f"generate@sda_real: skipped, no repositories at {REPOSITORIES} (run `dvc repro align` first)")
-    loop = autoscibench(params.generate.auto, params.agents, params.evaluate.limits)
+    loop = autoscibench(params.generate.auto, params.generate.floors, params.agents, params.evaluate.limits)
     print(f"generate@auto: kept {loop['with_cards']['kept']} (with cards), {loop['without_cards']['kept']}"
           f" (without) in {AUTO_OUT}")
 

@@ -271,7 +271,6 @@ class AutoParams(Section):
     # "heuristic": the offline default, in process (stages/generate/auto/solvers.py); or the name of
     # an agent in `agents:` (an LLM agent, a command), run in the sandbox like an evaluation
     solver: str = "heuristic"
-    floors: list[str] = ["nodata", "fabricate", "defensive"]  # agents in `agents:`; a task one passes is refused
 
 
 class GenerateParams(Section):
@@ -279,6 +278,9 @@ class GenerateParams(Section):
 
     sda: SdaParams = SdaParams()
     auto: AutoParams = AutoParams()
+    # data-free agents of `agents:`, run in the sandbox: a loop task one passes is refused, and on the
+    # generated instances none may score above chance (`python -m stages.generate.sda.attempts --gate`)
+    floors: list[str] = ["nodata", "fabricate", "defensive"]
 
 
 with warnings.catch_warnings():
@@ -330,9 +332,10 @@ def load_params(path: Path = Path("params.yaml")) -> ProjectParams:
     if unevaluated:
         raise ParamsError(f"{path}: scoring names agents that evaluate.agents does not run {unevaluated}")
     auto = params.generate.auto
-    unconfigured = sorted({*auto.floors, *([auto.solver] if auto.solver != "heuristic" else [])} - set(params.agents))
+    named = {*params.generate.floors, *([auto.solver] if auto.solver != "heuristic" else [])}
+    unconfigured = sorted(named - set(params.agents))
     if unconfigured:
-        raise ParamsError(f"{path}: generate.auto names agents that `agents` does not configure {unconfigured}")
+        raise ParamsError(f"{path}: generate names agents that `agents` does not configure {unconfigured}")
     for domain, section in params.align.items():
         missing = sorted(set(section.sources) - set(params.ingest))
         if missing:

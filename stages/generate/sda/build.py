@@ -4,7 +4,8 @@ One dataset per scenario; every template is tried on every dataset; the verified
 each (domain, task type) pair are ordered by their content id and the first `per_pair` kept, and
 split 60 / 40 by that order, an instance's OEQ and MCQ versions together. Public files: the
 datasets (as the agent sees them) and the questions with their options. Private files: answers,
-correct options, the perturbation behind every option, bindings, and the hidden generator metadata.
+correct options, the option values and the perturbation behind each, bindings, and the hidden
+generator metadata.
 """
 
 from __future__ import annotations
@@ -94,6 +95,7 @@ def write(generated: Generated, out_dir: Path) -> dict:
     write_parquet(pd.DataFrame(rows), out_dir / "instances.parquet")
     private = [{"instance_id": i["instance_id"], "answer": json.dumps(i["answer"]), "answer_kind": i["answer_kind"],
                 "tolerance": i["tolerance"], "correct_option": i["correct_option"],
+                "options": json.dumps(i["options"]),
                 "option_perturbations": json.dumps(i["option_perturbations"]),
                 "binding": json.dumps(i["binding"], sort_keys=True)} for i in generated.instances]
     write_parquet(pd.DataFrame(private), out_dir / "private" / "answers.parquet")
