@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stages.generate.auto import loop, outputs, solvers
+from stages.generate.auto import hiding, loop, outputs, solvers
 from stages.generate.auto.generator import Concept, Menu, Recipe
 from stages.generate.auto.hiding import SENTINEL, STRATEGIES, undo
 from stages.generate.auto.loop import implement, judge, run_concept
@@ -133,3 +133,26 @@ def test_the_loop_writes_the_same_bytes_twice_and_keeps_the_gold_private(tmp_pat
     for name in names:
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
     assert '"gold"' not in (tmp_path / "one" / "tasks.json").read_text()
+
+
+def test_a_careful_analyst_recovers_the_clean_table_from_the_table_and_the_text_alone(table):
+    rng = np.random.default_rng(11)
+    artefacted, notes = table, []
+    for name in ("calibration_offset", "duplicated_records", "sentinel_missing"):
+        artefacted, note = STRATEGIES[name](artefacted, "y", rng)
+        notes += [note] if note else []
+    recovered = hiding.cleaned(artefacted, " ".join(notes))
+    expected = undo(artefacted, "y", " ".join(notes), ["calibration_offset", "duplicated_records", "sentinel_missing"])
+    pd.testing.assert_frame_equal(recovered, expected)
+    assert "instrument" not in recovered.columns and recovered["sample_id"].is_unique
+    coded = set(artefacted.loc[artefacted["y"] == SENTINEL, "sample_id"])
+    assert len(coded) == 2 and len(recovered) == len(table) - 2
+    kept = table[~table["sample_id"].isin(coded)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(recovered, kept, check_exact=False, atol=1e-9)  # every value as generated
+
+
+def test_a_gold_that_does_not_follow_from_what_the_task_shows_is_unverifiable(monkeypatch):
+    assert _task(["calibration_offset"]).verifiable
+    monkeypatch.setattr(loop, "cleaned", lambda table, note: table)  # an analyst who cannot undo the offset
+    task = _task(["calibration_offset"])
+    assert not task.verifiable and task.reason == "the gold does not follow from what the task shows"

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from stages.generate.auto.generator import Concept, Generator, Menu, OfflineGenerator, Recipe
-from stages.generate.auto.hiding import STRATEGIES, undo
+from stages.generate.auto.hiding import STRATEGIES, cleaned, undo
 from stages.generate.sda import load_scenarios
 from stages.generate.sda.dataset import Simulation, simulate
 from stages.generate.sda.instances import COLUMN_SLOTS, correct, data_free_guesses, derived
@@ -82,6 +82,9 @@ def implement(recipe: Recipe) -> Task:
     naive = derived(template, _context(scenario, simulation, table), binding) if recipe.hiding else gold
     question = template.question(clean, binding)
     reason = _unverifiable(gold, naive, template.tolerance, clean, " ".join([question, *notes]), bool(recipe.hiding))
+    shown = derived(template, _context(scenario, simulation, cleaned(table, " ".join(notes))), binding)
+    if not reason and not _same(shown, gold, 1e-9):
+        reason = "the gold does not follow from what the task shows"
     return Task(recipe, question, notes, table, gold, naive, template.tolerance, not reason, reason,
                 binding, _context(scenario, simulation, table), column)
 
