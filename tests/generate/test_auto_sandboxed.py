@@ -10,6 +10,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from scibench_testing.llm_tasks import API_KEY, KEY_ENV, llm_options
+from scibench_testing.scripted_llm import ScriptedLLM, Turn
 
 from stages import sandbox
 from stages.evaluation.agents.program import ServiceReport
@@ -112,3 +114,29 @@ def test_without_bubblewrap_a_sandboxed_solver_is_refused_when_it_is_made(tmp_pa
     monkeypatch.setattr(sandbox, "bwrap_available", lambda: False)
     with pytest.raises(sandbox.SandboxUnavailable, match="agent analyst: bubblewrap"):
         _agent(tmp_path, "analyst", HONEST)
+
+
+def test_an_llm_agent_is_the_loops_solver_one_sandboxed_run_per_trial(task, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, API_KEY)
+    code = textwrap.dedent(HONEST).replace("sys.argv[1]", '"/workspace"')
+    with ScriptedLLM([Turn(content=f"```python\n{code}```\n")] * 3) as server:
+        solver = AgentSolver("one_turn", AgentParams(kind="llm", options=llm_options(server.base_url,
+                                                                                     strategy="one_turn")),
+                             sandbox_limits(SandboxLimits()), [Path.cwd().resolve()])
+        verdict = judge(task, solver)
+    assert verdict == {"verifiable": True, "solved": 3, "trials": 3, "difficulty": "easy", "reason": ""}
+    assert len(server.requests) == 3
+    for request in server.requests:
+        assert task.question in request.text() and task.notes[0] in request.text()
+        assert f"{task.gold:.6g}" not in request.text()
+
+
+def test_a_model_api_that_fails_leaves_the_trial_uncounted(task, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, API_KEY)
+    with ScriptedLLM([Turn(status=500)] * 30) as server:
+        solver = AgentSolver("one_turn", AgentParams(kind="llm", options=llm_options(server.base_url,
+                                                                                     strategy="one_turn")),
+                             sandbox_limits(SandboxLimits()), [Path.cwd().resolve()])
+        verdict = judge(task, solver)
+    assert verdict == {"verifiable": True, "solved": None, "trials": 0, "difficulty": None,
+                       "reason": "no trial ran (infrastructure)"}
