@@ -120,3 +120,30 @@ def test_the_verifier_counts_each_rejection_by_its_reason():
         assert candidates(template, context, 1, 2, rejected) == []
     assert rejected == {"unresolved_placeholder": 2, "answer_leakage": 2, "schema_mismatch": 2, "no_binding": 2,
                         "undefined_answer": 2, "guessable_without_data": 2}
+
+
+@pytest.mark.parametrize(("binding", "fits"), [
+    ({"x": "a", "y": "b", "level": "wild"}, True),
+    ({"columns": "a, b, c"}, True),
+    ({"candidates": "a+b, c"}, True),
+    ({"x": "a", "y": "b", "grid": "0.5, 1, 2.25"}, True),
+    ({"x": "a", "y": "nope"}, False),
+    ({"columns": "a, nope, c"}, False),
+    ({"candidates": "a+nope, c"}, False),
+    ({"level": "mutant"}, False),
+    ({"x": "a", "y": "b", "grid": "0.5, high"}, False),
+])
+def test_every_slot_that_names_columns_levels_or_a_grid_is_checked_against_the_schema(binding, fits):
+    from stages.generate.sda.instances import fits_schema
+
+    assert fits_schema(binding, {"a", "b", "c"}, {"wild", "knockout"}) is fits
+
+
+def test_an_entity_mcq_offers_only_names_of_the_answers_kind(generated):
+    scenarios = {s.id: s for s in load_scenarios()}
+    entity = [i for i in generated.instances if i["answer_kind"] == "entity"]
+    assert entity
+    for instance in entity:
+        scenario = scenarios[instance["scenario"]]
+        levels = set(scenario.groups[scenario.group])
+        assert all((option in levels) == (instance["answer"] in levels) for option in instance["options"]), instance

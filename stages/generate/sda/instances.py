@@ -28,6 +28,7 @@ from stages.hashing import content_hash
 LETTERS = "ABCD"
 COLUMN_SLOTS = ("variable", "condition", "x", "y", "cause", "effect", "target", "f1", "f2", "output")
 LEVEL_SLOTS = ("level", "a", "b")
+LIST_SLOTS = ("columns", "candidates")  # names joined by ", "
 DEFAULT_RATIOS = (1.2, 2.5)  # range of the log-uniform ratio between a Default number and its neighbour
 
 
@@ -70,9 +71,7 @@ def _verified(template: Template, context: Context, binding: Binding | None, see
               rng: np.random.Generator) -> tuple[str | None, dict | None]:
     if binding is None:
         return "no_binding", None
-    columns, levels = set(context.table.columns), set(context.levels())
-    if any(binding.get(slot, "") not in columns for slot in COLUMN_SLOTS if slot in binding) or any(
-            binding[slot] not in levels for slot in LEVEL_SLOTS if slot in binding):
+    if not fits_schema(binding, set(context.table.columns), set(context.levels())):
         return "schema_mismatch", None
     try:
         question = template.question(context, binding)
@@ -103,6 +102,26 @@ def _verified(template: Template, context: Context, binding: Binding | None, see
     return None, instance
 
 
+def fits_schema(binding: Binding, columns: set[str], levels: set[str]) -> bool:
+    """Every slot naming a column names one of the table's, a level one of the factor's, a grid numbers.
+
+    List slots hold names joined by ", " (a feature set joins its columns with "+").
+    """
+    named = [str(binding[slot]) for slot in COLUMN_SLOTS if slot in binding]
+    named += [name for slot in LIST_SLOTS if slot in binding
+              for item in str(binding[slot]).split(", ") for name in item.split("+")]
+    if any(name not in columns for name in named):
+        return False
+    if any(binding[slot] not in levels for slot in LEVEL_SLOTS if slot in binding):
+        return False
+    for value in str(binding.get("grid", "0")).split(", "):
+        try:
+            float(value)
+        except ValueError:
+            return False
+    return True
+
+
 def data_free_guesses(context: Context, question: str) -> list[float]:
     """Numbers a responder that never opened the table would offer.
 
@@ -124,7 +143,8 @@ def _options(template: Template, context: Context, binding: Binding, answer: flo
     value, names alphabetically) has room under the drawn count of options below the answer, so a
     responder that never opens the data cannot pick the answer by its rank or centrality. Default
     numbers extend the options outward from the outermost one at seeded ratios, so the answer is not
-    their centre. Where names are too few on one side, the rank gives way and the instance is kept.
+    their centre; Default names are of the answer's kind (levels for a level, columns for a column).
+    Where names are too few on one side, the rank gives way and the instance is kept.
     """
     below = int(rng.integers(4))
     draft = _Draft(answer, template.tolerance, {True: below, False: 3 - below}, [Option(answer, None)])
@@ -137,7 +157,8 @@ def _options(template: Template, context: Context, binding: Binding, answer: flo
         for ratio in np.exp(rng.uniform(*np.log(DEFAULT_RATIOS), size=12)):
             draft.offer(draft.extended(ratio), "default")
         return draft.options if len(draft.options) == 4 else None
-    names = [*context.numeric_columns(), *context.levels()]
+    levels = list(context.levels())
+    names = levels if answer in levels else context.numeric_columns()  # a level among columns gives itself away
     defaults = [(names[i], "default") for i in rng.permutation(len(names))]
     for name, perturbation in defaults:
         draft.offer(name, perturbation)
