@@ -6,8 +6,6 @@ confusion perturbation is a different answer for at least one binding.
 """
 
 import math
-import warnings
-from collections import Counter
 
 import numpy as np
 import pytest
@@ -22,7 +20,6 @@ from scibench_testing.sda_contexts import (
 from scipy import optimize, stats
 
 from stages.generate.sda import load_scenarios
-from stages.generate.sda.instances import candidates
 from stages.generate.sda.templates import Context, mechanistic
 
 TEMPLATES = {t.id: t for t in mechanistic.TEMPLATES}
@@ -183,41 +180,6 @@ def test_direct_input_is_the_only_candidate_with_an_edge_into_the_output(generat
 
 
 # -------------------------------------------------------------------------------- on generated datasets
-
-
-@pytest.mark.parametrize("template_id", sorted(TEMPLATES))
-def test_every_template_binds_derives_and_has_a_confusion_that_differs(template_id: str, generated: list[Context]):
-    template = TEMPLATES[template_id]
-    found = template_bindings(template, generated, 2)
-    assert len(found) >= 5, template_id
-    differs = 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for context, binding in found:
-            answer = template.derive(context, binding)
-            assert template.derive(context, binding) == answer  # deterministic
-            if template.answer == "number":
-                assert isinstance(answer, float) and math.isfinite(answer), (context.scenario.id, binding)
-            else:
-                assert answer in binding["candidates"].split(", "), (context.scenario.id, binding)
-            for variant in template.confusion(context, binding):
-                other = template.derive(context, variant)
-                if isinstance(answer, str):
-                    differs += other != answer
-                else:
-                    differs += math.isfinite(other) and abs(other - answer) > template.tolerance * abs(answer)
-    assert differs >= 1, template_id
-
-
-@pytest.mark.parametrize("template_id", sorted(TEMPLATES))
-def test_the_verifier_accepts_instances_of_every_template(template_id: str, generated: list[Context]):
-    found = []
-    for context in generated[::3]:
-        found += candidates(TEMPLATES[template_id], context, seed=7, attempts=3, rejected=Counter())
-    assert found, f"{template_id} yields no verified instance"
-    for instance in found:
-        assert instance["option_perturbations"].count(None) == 1 and len(set(map(str, instance["options"]))) == 4
-        assert "{" not in instance["question"] and instance["template"] == template_id
 
 
 def test_there_are_at_least_six_mechanistic_templates_with_unique_ids():
