@@ -61,9 +61,12 @@ def test_every_pair_of_domain_and_task_type_is_filled_and_both_formats_share_a_s
 
 
 def test_each_mcq_has_four_distinct_options_one_of_them_the_answer_under_its_label(generated):
+    scenarios = {s.id: s for s in load_scenarios()}
     for instance in generated.instances:
         options, answer = instance["options"], instance["answer"]
-        assert len(options) == 4 and len(set(map(str, options))) == 4
+        scenario = scenarios[instance["scenario"]]
+        levels = scenario.groups[scenario.group]
+        assert len(options) == (len(levels) if answer in levels else 4) and len(set(map(str, options))) == len(options)
         matches = [i for i, value in enumerate(options) if correct(value, answer, instance["tolerance"])]
         assert [ "ABCD"[i] for i in matches] == [instance["correct_option"]], instance["question"]
         assert instance["option_perturbations"].count(None) == 1

@@ -1,7 +1,8 @@
 """The generated MCQs give nothing away to a responder that never opens the data.
 
-Each data-free responder (tests/scibench_testing/mcq_responders.py) must score at most chance (1/4)
-plus the one-sided 99.9 % binomial margin over every candidate MCQ of ten scenarios (two per domain).
+Each data-free responder (tests/scibench_testing/mcq_responders.py) must score at most chance (1/4;
+1/3 for a question whose answer is one of three levels) plus the one-sided 99.9 % margin over every
+candidate MCQ of ten scenarios (two per domain).
 """
 
 from collections import Counter
@@ -33,15 +34,19 @@ def accuracy(respond, instances: list[dict]) -> float:
     return float(np.mean([respond(i["options"]) == i["correct_option"] for i in instances]))
 
 
-def bound(n: int) -> float:
-    return binom.ppf(0.999, n, CHANCE) / n
+def bound(instances: list[dict]) -> float:
+    """The one-sided 99.9 % bound on a blind responder's accuracy, each MCQ at chance 1/(its options)."""
+    chances = np.array([1 / len(i["options"]) for i in instances])
+    if np.all(chances == CHANCE):
+        return binom.ppf(0.999, len(chances), CHANCE) / len(chances)
+    return (chances.sum() + 3.09 * np.sqrt((chances * (1 - chances)).sum()) + 1) / len(chances)
 
 
 @pytest.mark.parametrize(("kind", "responders"), [("number", NUMERIC), ("entity", ENTITY)])
 def test_no_data_free_responder_beats_chance(mcqs, kind, responders):
     instances = mcqs[kind]
     scores = {name: round(accuracy(respond, instances), 3) for name, respond in responders.items()}
-    limit = bound(len(instances))
+    limit = bound(instances)
     print(kind, len(instances), scores)
     assert len(instances) >= 350
     assert max(scores.values()) <= limit, f"{kind}: n={len(instances)}, bound {limit:.3f}, accuracies {scores}"
@@ -55,7 +60,7 @@ def test_the_gate_catches_the_old_multiplicative_defaults(mcqs):
         values = [instance["answer"] * factor for factor in (1.0, 2.0, 0.5, -1.0)]
         order = rng.permutation(4)
         old.append({"options": [values[i] for i in order], "correct_option": "ABCD"[list(order).index(0)]})
-    assert accuracy(log_central, old) > bound(len(old))
+    assert accuracy(log_central, old) > bound(old)
 
 
 def test_the_answer_takes_the_drawn_rank_and_defaults_extend_outward_rounded_like_it():

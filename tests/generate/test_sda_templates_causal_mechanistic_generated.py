@@ -50,5 +50,6 @@ def test_the_verifier_accepts_instances_of_every_template(template_id: str, gene
         found += candidates(TEMPLATES[template_id], context, seed=7, attempts=3, rejected=Counter())
     assert found, f"{template_id} yields no verified instance"
     for instance in found:
-        assert instance["option_perturbations"].count(None) == 1 and len(set(map(str, instance["options"]))) == 4
+        assert instance["option_perturbations"].count(None) == 1
+        assert len(set(map(str, instance["options"]))) == len(instance["options"]) in (3, 4)
         assert "{" not in instance["question"] and instance["template"] == template_id

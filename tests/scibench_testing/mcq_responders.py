@@ -46,12 +46,12 @@ def closest_to_mean(options: list[float]) -> str:
 
 def lower_median(options: list[float]) -> str:
     """The second smallest option."""
-    return LETTERS[sorted(range(4), key=options.__getitem__)[1]]
+    return LETTERS[sorted(range(len(options)), key=options.__getitem__)[1]]
 
 
 def upper_median(options: list[float]) -> str:
     """The second largest option."""
-    return LETTERS[sorted(range(4), key=options.__getitem__)[2]]
+    return LETTERS[sorted(range(len(options)), key=options.__getitem__)[-2]]
 
 
 def majority_sign(options: list[float]) -> str:

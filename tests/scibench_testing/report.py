@@ -140,6 +140,7 @@ def write_project(root: Path) -> Path:
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["evaluate"]["agents"] = AGENTS
     params["agents"] = {agent: {"kind": "nodata"} for agent in AGENTS}
+    params["agents"] |= {floor: {"kind": floor} for floor in params["generate"]["floors"]}  # generate's floors
     params["validity"] = ROLES.model_dump()
     params["scoring"] = {"baseline": "base"}
     (root / "params.yaml").write_text(yaml.safe_dump(params))

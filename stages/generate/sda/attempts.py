@@ -13,7 +13,8 @@ Writes processed/generated_runs/<benchmark>/<agent>.json (no gold in it).
 The gate runs the data-free floors (`generate.floors`) on the test split of every generated
 benchmark (SDA-Synth and SDA-Real) and fails naming the floor, benchmark and format whose accuracy
 exceeds chance by more than sampling allows (one-sided 99.9 %: chance + 3.09 sd + 2 / n). Chance is
-1/4 for an MCQ, 1/k for an entity question over k choices, 0 for a number. The figures go to
+1/k for an MCQ of k options (four, or three for a three-level answer) or an entity question
+over k choices, 0 for a number. The figures go to
 processed/metrics/generated_validity.json.
 """
 
@@ -35,6 +36,7 @@ from stages.evaluation.agents import AGENTS, QueryContext
 from stages.evaluation.harness import run_attempt
 from stages.evaluation.runner import sandbox_limits
 from stages.generate.sda.evaluate import summary
+from stages.generate.sda.instances import LETTERS
 from stages.hashing import write_json
 from stages.layout import METRICS
 from stages.params import AgentParams, load_params
@@ -75,7 +77,8 @@ def choices(benchmark: Path, dataset: str) -> list[str]:
 def answer_spec(instance: dict, form: str, entity_choices: list[str]) -> AnswerSpec:
     """The public answer spec of one format of an instance (never its answer)."""
     if form == "mcq":
-        return AnswerSpec(hypothesis=HypothesisSpec(format="category", categories=list("ABCD"), rel_tol=0.0,
+        letters = list(LETTERS[:len(instance["options"])])
+        return AnswerSpec(hypothesis=HypothesisSpec(format="category", categories=letters, rel_tol=0.0,
                                                     description="the letter of the correct option"))
     if instance["answer_kind"] == "entity":
         return AnswerSpec(hypothesis=HypothesisSpec(format="category", categories=entity_choices, rel_tol=0.0,
@@ -125,9 +128,9 @@ def attempt_all(instances: list[dict], benchmark: Path, name: str, agent: AgentP
 
 
 def chance(instances: list[dict], benchmark: Path, form: str) -> float:
-    """Expected accuracy of a blind guess: 1/4 per MCQ, 1/k per entity question, 0 per number."""
+    """Expected accuracy of a blind guess: 1/k per MCQ of k options or entity question of k choices, 0 per number."""
     if form == "mcq":
-        return 0.25
+        return sum(1 / len(i["options"]) for i in instances) / len(instances)
     sizes = {d: len(choices(benchmark, d)) for d in {i["dataset"] for i in instances}}
     return sum(1 / sizes[i["dataset"]] if i["answer_kind"] == "entity" else 0.0 for i in instances) / len(instances)
 

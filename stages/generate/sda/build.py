@@ -19,7 +19,7 @@ import pandas as pd
 
 from stages.generate.sda import load_scenarios
 from stages.generate.sda.dataset import simulate
-from stages.generate.sda.instances import candidates
+from stages.generate.sda.instances import LETTERS, candidates
 from stages.generate.sda.scenario import Scenario
 from stages.generate.sda.templates import TASK_TYPES, TEMPLATES, Context
 from stages.hashing import content_hash, write_json
@@ -89,8 +89,8 @@ def write(generated: Generated, out_dir: Path) -> dict:
                 "domain": instance["domain"], "task_type": instance["task_type"], "template": instance["template"],
                 "split": instance["split"], "dataset": f"datasets/{instance['scenario']}.parquet"}
         rows.append(base | {"format": "oeq", "question": instance["question"], "options": ""})
-        options = "\n".join(f"{letter}. {_shown(value)}" for letter, value in zip("ABCD", instance["options"],
-                                                                                     strict=True))
+        options = "\n".join(f"{letter}. {_shown(value)}"
+                            for letter, value in zip(LETTERS, instance["options"], strict=False))
         rows.append(base | {"format": "mcq", "question": instance["question"], "options": options})
     write_parquet(pd.DataFrame(rows), out_dir / "instances.parquet")
     private = [{"instance_id": i["instance_id"], "answer": json.dumps(i["answer"]), "answer_kind": i["answer_kind"],

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from stages.generate.sda.instances import correct
+from stages.generate.sda.instances import LETTERS, correct
 
 ERROR_TYPES = {"diffusion": "variable", "confusion": "function", "randomization": "scope", "default": "conclusion"}
 
@@ -28,8 +28,9 @@ def judged(instance: dict, response: str | float | None, form: str) -> dict:
         letter = str(response or "").strip().upper()[:1]
         hit = letter == instance["correct_option"]
         perturbation = None
-        if not hit and letter in "ABCD" and letter:
-            perturbation = instance["option_perturbations"]["ABCD".index(letter)]
+        shown = LETTERS[:len(instance["option_perturbations"])]
+        if not hit and letter and letter in shown:
+            perturbation = instance["option_perturbations"][shown.index(letter)]
         return {"correct": hit, "error": None if hit else ERROR_TYPES.get(perturbation, "unattributed")}
     hit = correct(response, instance["answer"], instance["tolerance"])
     if hit:

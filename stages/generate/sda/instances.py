@@ -26,6 +26,7 @@ from stages.generate.sda.templates import Binding, Context, Template
 from stages.hashing import content_hash
 
 LETTERS = "ABCD"
+MIN_CHOICES = 3  # an entity answer needs at least this many possible answers
 COLUMN_SLOTS = ("variable", "condition", "x", "y", "cause", "effect", "target", "f1", "f2", "output")
 LEVEL_SLOTS = ("level", "a", "b")
 LIST_SLOTS = ("columns", "candidates")  # names joined by ", "
@@ -89,6 +90,8 @@ def _verified(template: Template, context: Context, binding: Binding | None, see
         return "guessable_without_data", None
     if question in seen:
         return "near_duplicate", None
+    if isinstance(answer, str) and answer in context.levels() and len(context.levels()) < MIN_CHOICES:
+        return "too_few_choices", None  # a level of a two-level factor: a coin flip without the data
     options = _options(template, context, binding, answer, rng)
     if options is None:
         return "distractors_not_distinct", None
@@ -143,11 +146,13 @@ def _options(template: Template, context: Context, binding: Binding, answer: flo
     value, names alphabetically) has room under the drawn count of options below the answer, so a
     responder that never opens the data cannot pick the answer by its rank or centrality. Default
     numbers extend the options outward from the outermost one at seeded ratios, so the answer is not
-    their centre; Default names are of the answer's kind (levels for a level, columns for a column).
-    Where names are too few on one side, the rank gives way and the instance is kept.
+    their centre; Default names are of the answer's kind (levels for a level, columns for a column),
+    so a question whose answer is one of three levels has three options (a column among them would
+    give itself away). Where names are too few on one side, the rank gives way and the instance is kept.
     """
-    below = int(rng.integers(4))
-    draft = _Draft(answer, template.tolerance, {True: below, False: 3 - below}, [Option(answer, None)])
+    size = min(4, len(context.levels())) if isinstance(answer, str) and answer in context.levels() else 4
+    below = int(rng.integers(size))
+    draft = _Draft(answer, template.tolerance, size, {True: below, False: size - 1 - below}, [Option(answer, None)])
     listed, perturbed = _perturbed(template, context, binding, rng)
     for name, perturbation in listed:
         draft.offer(name, perturbation, ranked=False)
@@ -156,7 +161,7 @@ def _options(template: Template, context: Context, binding: Binding, answer: flo
     if template.answer == "number":
         for ratio in np.exp(rng.uniform(*np.log(DEFAULT_RATIOS), size=12)):
             draft.offer(draft.extended(ratio), "default")
-        return draft.options if len(draft.options) == 4 else None
+        return draft.options if len(draft.options) == size else None
     levels = list(context.levels())
     names = levels if answer in levels else context.numeric_columns()  # a level among columns gives itself away
     defaults = [(names[i], "default") for i in rng.permutation(len(names))]
@@ -164,7 +169,7 @@ def _options(template: Template, context: Context, binding: Binding, answer: flo
         draft.offer(name, perturbation)
     for value, perturbation in perturbed + defaults:  # names too few on one side: the rank gives way
         draft.offer(value, perturbation, ranked=False)
-    return draft.options if len(draft.options) == 4 else None
+    return draft.options if len(draft.options) == size else None
 
 
 @dataclass
@@ -173,12 +178,13 @@ class _Draft:
 
     answer: float | str
     tolerance: float
+    size: int  # options wanted, the answer included
     room: dict[bool, int]  # options still wanted below (True) and above the answer
     options: list[Option]
 
     def offer(self, value: float | str | None, perturbation: str, ranked: bool = True) -> None:
         """Add the candidate if it is distinct, of the answer's sign, and (when ranked) its side has room."""
-        if len(self.options) == 4 or not _distinct(value, [o.value for o in self.options], self.tolerance):
+        if len(self.options) == self.size or not _distinct(value, [o.value for o in self.options], self.tolerance):
             return
         if not isinstance(self.answer, str) and (value > 0) != (self.answer > 0):
             return  # a number of the other sign would mark the answer's sign as the majority
