@@ -93,6 +93,17 @@ class Template:
         return self.text.format(**values)
 
 
+def line_fit(x, y, degree: int = 1, **options):
+    """`np.polyfit`, refused (ValueError: the analysis has no result) on a non-finite value.
+
+    LAPACK would print its complaint about a NaN (a log of a coded or negative value) to stdout.
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise ValueError("a fit on non-finite values")
+    return np.polyfit(x, y, degree, **options)
+
+
 def pick(rng: np.random.Generator, items: list | tuple, count: int = 1) -> list:
     """`count` distinct items drawn without replacement, in draw order."""
     return [items[i] for i in rng.choice(len(items), size=count, replace=False)]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from stages.generate.sda.templates.base import Binding, Context, Template, pick
+from stages.generate.sda.templates.base import Binding, Context, Template, line_fit, pick
 
 REPLAYS_KEPT = 512  # replayed tables kept in memory (an entity template replays every candidate)
 MIN_EFFECT = 0.1  # an effect asked about is at least this share of the effect variable's SD
@@ -100,7 +100,7 @@ def _partial_mediators(context: Context) -> list[tuple[str, str, str]]:
 
 def _slope(context: Context, x: str, y: str) -> float:
     """The observational least-squares slope of `y` on `x` (the naive causal effect per unit)."""
-    return float(np.polyfit(context.table[x], context.table[y], 1)[0])
+    return float(line_fit(context.table[x], context.table[y], 1)[0])
 
 
 def _bind_do_mean(context: Context, rng: np.random.Generator) -> Binding | None:

@@ -13,7 +13,7 @@ from itertools import combinations
 import numpy as np
 from scipy import stats
 
-from stages.generate.sda.templates.base import Binding, Context, Template, pick, swapped
+from stages.generate.sda.templates.base import Binding, Context, Template, line_fit, pick, swapped
 
 MARGIN = 1.05  # the best entity's score must beat the runner-up's by this factor
 SPLIT_QUANTILES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -91,7 +91,7 @@ def _level_scores(context: Context, binding: Binding) -> dict[str, float]:
         if by == "correlation":
             scores[level] = abs(float(np.corrcoef(x, y)[0, 1]))
         else:
-            slope = float(np.polyfit(x, y, 1)[0])
+            slope = float(line_fit(x, y, 1)[0])
             scores[level] = slope if by == "signed" else abs(slope)
     return scores
 

@@ -14,7 +14,7 @@ import numpy as np
 from scipy import optimize
 
 from stages.generate.sda.scenario import Mechanism, evaluate, parse
-from stages.generate.sda.templates.base import Binding, Context, Template, pick
+from stages.generate.sda.templates.base import Binding, Context, Template, line_fit, pick
 from stages.generate.sda.templates.mechanistic.shared import (
     DATA_FREE,
     FLIPPED,
@@ -172,7 +172,7 @@ def _elasticity(context: Context, binding: Binding) -> float:
     if binding.get("marginal"):  # the data's log-log slope, every other input left varying
         with np.errstate(all="ignore"):
             logs = np.log(context.table[[x, binding["output"]]].to_numpy())
-        return float(np.polyfit(logs[:, 0], logs[:, 1], 1)[0]) if np.isfinite(logs).all() else float("nan")
+        return float(line_fit(logs[:, 0], logs[:, 1], 1)[0]) if np.isfinite(logs).all() else float("nan")
     tree = _form(mechanism)
     point = {name: float(context.table[name].median()) for name in mechanism.parents()}
     step = 1e-6 * abs(point[x])

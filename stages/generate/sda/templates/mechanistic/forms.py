@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 from scipy import optimize
 
-from stages.generate.sda.templates.base import Binding, Context, Template, swapped
+from stages.generate.sda.templates.base import Binding, Context, Template, line_fit, swapped
 from stages.generate.sda.templates.mechanistic.shared import (
     GAS_CONSTANT,
     KELVIN_OFFSET,
@@ -35,15 +35,15 @@ def _bind_edge(context: Context, rng: np.random.Generator) -> Binding | None:
 def _log_log_slope(context: Context, binding: Binding) -> float:
     x, y = context.table[binding["x"]].to_numpy(), context.table[binding["y"]].to_numpy()
     if binding.get("linear"):
-        return float(np.polyfit(x, y, 1)[0])
-    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+        return float(line_fit(x, y, 1)[0])
+    return float(line_fit(np.log(x), np.log(y), 1)[0])
 
 
 def _semi_log_rate(context: Context, binding: Binding) -> float:
     x, y = context.table[binding["x"]].to_numpy(), context.table[binding["y"]].to_numpy()
     if binding.get("reciprocal"):
-        return float(np.polyfit(1 / x, np.log(y), 1)[0])
-    return float(np.polyfit(x, np.log(y), 1)[0])
+        return float(line_fit(1 / x, np.log(y), 1)[0])
+    return float(line_fit(x, np.log(y), 1)[0])
 
 
 def _positive_pairs(context: Context) -> list[tuple[str, str]]:
@@ -58,7 +58,7 @@ def _saturating_fit(context: Context, binding: Binding) -> tuple[float, float]:
     """The half-saturation constant K of `y = top * x / (K + x)` fitted by least squares, and its relative SE."""
     x, y = context.table[binding["x"]].to_numpy(), context.table[binding["y"]].to_numpy()
     if binding.get("reciprocal"):  # Lineweaver-Burk: 1/y = 1/top + (K/top) (1/x), fitted by OLS
-        slope, intercept = np.polyfit(1 / x, 1 / y, 1)
+        slope, intercept = line_fit(1 / x, 1 / y, 1)
         return float(slope / intercept), 0.0
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -119,7 +119,7 @@ def _arrhenius_fit(context: Context, binding: Binding) -> tuple[float, float]:
     x, y = context.table[binding["x"]].to_numpy(), context.table[binding["y"]].to_numpy()
     offset = 0.0 if binding.get("celsius") else KELVIN_OFFSET[context.scenario.variable(binding["x"]).unit]
     logarithm = np.log10 if binding.get("log10") else np.log
-    (slope, _), covariance = np.polyfit(1 / (x + offset), logarithm(y), 1, cov=True)
+    (slope, _), covariance = line_fit(1 / (x + offset), logarithm(y), 1, cov=True)
     return float(-slope * GAS_CONSTANT / 1000), float(np.sqrt(covariance[0, 0]) / abs(slope))
 
 
