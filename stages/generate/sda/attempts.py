@@ -8,7 +8,8 @@ agent on a catalog query: the workspace holds `prompt.md` (the question; for an 
 the catalog's answer-format block) and `data/<dataset>.parquet`, nothing else. What the agent
 hands in is parsed by the catalog's hypothesis path (realistic filter included) and judged by
 `evaluate.judged`; `evaluate.summary` gives accuracy and NER by format, task type and domain.
-Writes processed/generated_runs/<benchmark>/<agent>.json (no gold in it).
+Writes processed/generated_runs/<benchmark>/<agent>.json (no gold in it); `--llm-fallback` adds the
+pinned judge's second look at the OEQ misses, counted apart (`fallback.py`).
 
 The gate runs the data-free floors (`generate.floors`) on the test split of every generated
 benchmark (SDA-Synth and SDA-Real) and fails naming the floor, benchmark and format whose accuracy
@@ -36,6 +37,7 @@ from stages.evaluation.agents import AGENTS, QueryContext
 from stages.evaluation.harness import run_attempt
 from stages.evaluation.runner import sandbox_limits
 from stages.generate.sda.evaluate import summary
+from stages.generate.sda.fallback import fallback
 from stages.generate.sda.instances import LETTERS
 from stages.hashing import write_json
 from stages.layout import METRICS
@@ -169,6 +171,8 @@ def main() -> None:
     parser.add_argument("--split", default="test", choices=("train", "test"))
     parser.add_argument("--limit", type=int, default=None, help="the first N instances by id")
     parser.add_argument("--benchmark", type=Path, default=BENCHMARKS[0])
+    parser.add_argument("--llm-fallback", action="store_true",
+                        help="ask the pinned judge (params judge.model) about OEQ misses, counted apart")
     args = parser.parse_args()
     params = load_params()
     if args.gate:
@@ -182,12 +186,15 @@ def main() -> None:
         sys.exit(1 if result["failures"] else 0)
     if args.agent not in params.agents:
         parser.error(f"agent {args.agent!r} is not configured in params.yaml agents")
+    if args.llm_fallback and params.judge.model is None:
+        parser.error("--llm-fallback needs a judge model (params.yaml judge.model)")
     instances = load(args.benchmark, args.split)[: args.limit]
     responses = attempt_all(instances, args.benchmark, args.agent, params.agents[args.agent],
                             sandbox_limits(params.evaluate.limits))
     report = summary(instances, responses)
+    extra = {"fallback": fallback(instances, responses, params.judge)} if args.llm_fallback else {}
     out = RUNS / args.benchmark.name / f"{args.agent}.json"
-    write_json(out, {"agent": args.agent, "split": args.split, "summary": report,
+    write_json(out, extra | {"agent": args.agent, "split": args.split, "summary": report,
                      "responses": [{"instance_id": i, "format": f, "response": v}
                                    for (i, f), v in sorted(responses.items())]})
     print(f"{args.agent}: MCQ accuracy {report['mcq']['all']['all']['accuracy']}, OEQ accuracy"
