@@ -13,6 +13,7 @@ METRICS = Path("processed/metrics")
 JUDGEMENTS = Path("processed/judgements")  # the optional MR judge's verdicts (judge@<agent>)
 SCORES = Path("processed/scores")  # per-query scores of each agent (score@<agent>)
 REPORTS = Path("processed/reports")
+GENERATED = Path("processed/generated")  # the generate stage: sda/, sda_real/, auto/
 RELEASE = Path("processed/release")  # what a publisher uploads: public files + croissant.json + DATASHEET.md
 
 

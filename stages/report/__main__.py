@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from stages.layout import METRICS, REPORTS
+from stages.layout import GENERATED, METRICS, REPORTS
 from stages.params import load_params
 from stages.report.build import build_report
 from stages.report.inputs import MissingInputError, load_inputs, load_metrics, load_validity
@@ -32,7 +32,7 @@ def main() -> None:
             validity = load_validity(REPORTS)
             print(summary_text(load_metrics(agents, METRICS), validity, agent_gates(validity, params.validity)))
             return
-        inputs = load_inputs(agents, METRICS, REPORTS)
+        inputs = load_inputs(agents, METRICS, REPORTS, GENERATED)
     except MissingInputError as error:
         sys.exit(f"report: {error}")
     path = build_report(inputs, REPORTS)

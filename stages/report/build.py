@@ -56,6 +56,11 @@ def build_sections(inputs: ReportInputs, plots_dir: Path) -> list[Section]:
     ]
     if "generalizability" in tables:
         sections.append(Section("generalizability", "Generalizability", [tables["generalizability"]]))
+    generated = [tables[key] for key in ("generated", "autoscibench") if key in tables]
+    if generated:
+        sections.append(Section("generated", "Generated benchmark", generated,
+                                note="Beside the catalog: processed/generated/ (`dvc repro generate`); the "
+                                     "floors' gate in processed/metrics/generated_validity.json."))
     return sections
 
 

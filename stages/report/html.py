@@ -29,7 +29,7 @@ td.text { white-space: normal; min-width: 240px; }
 td.pass { color: #0a6e31; font-weight: bold; } td.fail { color: #b00020; font-weight: bold; }
 footer { margin-top: 40px; color: #666; font-size: 13px; }
 """
-TEXT_COLUMNS = {"failed gates"}  # prose, left-aligned and wrapped
+TEXT_COLUMNS = {"failed gates", "most rejected", "solver success by round"}  # prose, left-aligned and wrapped
 TEXT_CLASS = ' class="text"'
 
 

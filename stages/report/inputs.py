@@ -9,7 +9,7 @@ show as "—" in the report; keys the report does not use are ignored.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -227,6 +227,7 @@ class ReportInputs:
     tasks: dict[str, AgentTasks]
     comparison: Comparison
     validity: ValidityReport
+    generated: dict = field(default_factory=dict)  # the generated benchmark's summaries (generated_tables)
 
 
 class MissingInputError(FileNotFoundError):
@@ -250,13 +251,22 @@ def load_validity(reports_dir: Path) -> ValidityReport:
     return read_model(reports_dir / "validity.json", ValidityReport, "validity")
 
 
-def load_inputs(agents: list[str], metrics_dir: Path, reports_dir: Path) -> ReportInputs:
+def load_generated(generated_dir: Path, metrics_dir: Path) -> dict:
+    """The summaries the generated benchmark's stages wrote (each absent file left out)."""
+    files = {"sda": generated_dir / "sda" / "summary.json", "sda_real": generated_dir / "sda_real" / "summary.json",
+             "auto": generated_dir / "auto" / "report.json", "floors": metrics_dir / "generated_validity.json"}
+    return {key: json.loads(path.read_text()) for key, path in files.items() if path.is_file()}
+
+
+def load_inputs(agents: list[str], metrics_dir: Path, reports_dir: Path,
+                generated_dir: Path | None = None) -> ReportInputs:
     """Read every input of the report.
 
     Args:
         agents: The evaluated agents (`evaluate.agents`); each must have both metrics files.
         metrics_dir: `processed/metrics` (agent metrics, `compare.json`).
         reports_dir: `processed/reports` (`validity.json`).
+        generated_dir: `processed/generated`, whose summaries are shown when present (None: not shown).
 
     Raises:
         MissingInputError: A file is missing (the first one, in `agents` order).
@@ -264,4 +274,5 @@ def load_inputs(agents: list[str], metrics_dir: Path, reports_dir: Path) -> Repo
     metrics = load_metrics(agents, metrics_dir)
     tasks = {a: read_model(metrics_dir / f"{a}.tasks.json", AgentTasks, f"score@{a}") for a in agents}
     comparison = read_model(metrics_dir / "compare.json", Comparison, "compare")
-    return ReportInputs(list(agents), metrics, tasks, comparison, load_validity(reports_dir))
+    generated = load_generated(generated_dir, metrics_dir) if generated_dir is not None else {}
+    return ReportInputs(list(agents), metrics, tasks, comparison, load_validity(reports_dir), generated)

@@ -273,6 +273,7 @@ def generalizability_table(comparison: Comparison) -> Table:
 def report_tables(inputs: ReportInputs) -> list[Table]:
     """Every table of the report, in page order (the Prefect artifacts publish the same list)."""
     from stages.report.catalog_tables import catalog_tables  # it builds on `Table` from here
+    from stages.report.generated_tables import generated_tables
     axes, _ = cut_axes(inputs.metrics)
     tables = [score_table(inputs.metrics), versus_table(inputs.comparison), outcome_table(inputs.metrics),
               error_table(inputs.metrics), attribution_table(inputs.metrics),
@@ -282,4 +283,4 @@ def report_tables(inputs: ReportInputs) -> list[Table]:
               usage_table(inputs.metrics, inputs.comparison)]
     if inputs.comparison.generalizability:
         tables.append(generalizability_table(inputs.comparison))
-    return tables
+    return tables + generated_tables(inputs.generated)
