@@ -30,9 +30,9 @@ def _write(root, sda=True, floors=True, loop=True):
 def test_the_generated_tables_show_instances_rejections_floors_and_the_loop(tmp_path):
     _write(tmp_path)
     instances, loop = generated_tables(load_generated(tmp_path / "generated", tmp_path / "metrics"))
-    assert instances.rows == (("SDA-Synth", "1,200", "50", "720", "480", "46",
-                               "over_quota 30, near_duplicate 10, no_binding 5",
-                               "0.267 (chance 0.252, bound 0.318)", "0.015 (chance 0.021, bound 0.046)"),)
+    assert instances.rows == (("SDA-Synth", "1,200", "50", "720", "480", "16",
+                               "near_duplicate 10, no_binding 5, answer_leakage 1", "30",
+                               "0.267 / 0.252 / 0.318", "0.015 / 0.021 / 0.046"),)
     assert instances.caption.endswith("No floor beats chance.")
     assert loop.rows[0] == ("with cards", "30", "6", "8", "16", "0", "1", "1: 0.91, 2: 0.70")
     assert loop.caption.startswith("Generator offline;")
