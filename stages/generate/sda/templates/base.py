@@ -109,6 +109,11 @@ def pick(rng: np.random.Generator, items: list | tuple, count: int = 1) -> list:
     return [items[i] for i in rng.choice(len(items), size=count, replace=False)]
 
 
+def one_variable(context: Context, rng: np.random.Generator) -> Binding:
+    """A binder of one measured variable, drawn."""
+    return {"variable": pick(rng, context.measured())[0]}
+
+
 def swapped(binding: Binding, first: str, second: str) -> Binding:
     """The binding with two placeholders' values exchanged."""
     return binding | {first: binding[second], second: binding[first]}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from stages.generate.sda.templates.base import Binding, Context, Template, pick
+from stages.generate.sda.templates.base import Binding, Context, Template, one_variable, pick
 
 STATISTICS = {"median": np.median, "mean": np.mean, "standard deviation": lambda v: np.std(v, ddof=1)}
 
@@ -194,7 +194,7 @@ TEMPLATES = [
              lambda c, b: [b | {"extreme": "lowest" if b["extreme"] == "highest" else "highest"}]),
     Template("descriptive.interquartile_range", "descriptive",
              "What is the interquartile range (75th minus 25th percentile) of {variable} in {variable_unit}?",
-             "number", lambda c, rng: {"variable": pick(rng, c.measured())[0]}, _iqr, _swap_variable),
+             "number", one_variable, _iqr, _swap_variable),
     Template("descriptive.decile_ratio", "descriptive",
              "What is the ratio of the 90th to the 10th percentile of {variable}?",
              "number", _bind_positive, _range_ratio, _swap_variable),

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from stages.generate.sda.templates.base import Binding, Context, Template, pick, swapped
+from stages.generate.sda.templates.base import Binding, Context, Template, one_variable, pick, swapped
 
 
 def _levels(context: Context, binding: Binding, variable: str | None = None) -> list[np.ndarray]:
@@ -161,7 +161,7 @@ TEMPLATES = [
              lambda c, b: [b | {"bound": "upper" if b["bound"] == "lower" else "lower"}]),
     Template("inferential.anova_f", "inferential",
              "What is the F statistic of a one-way ANOVA of {variable} across the levels of {group}?",
-             "number", lambda c, rng: {"variable": pick(rng, c.measured())[0]}, _anova,
+             "number", one_variable, _anova,
              lambda c, b: [b | {"variable": other} for other in c.measured() if other != b["variable"]][:2],
              lambda c, b: [b | {"ranks": 1.0}]),
     Template("inferential.mann_whitney_u", "inferential",
@@ -179,7 +179,7 @@ TEMPLATES = [
              "Classify the samples as high (above the median of {variable}) or low (at or below it) and"
              " cross-tabulate this against {group}. What is Pearson's chi-square statistic of independence,"
              " without continuity correction?",
-             "number", lambda c, rng: {"variable": pick(rng, c.measured())[0]}, _median_split_chi_square,
+             "number", one_variable, _median_split_chi_square,
              _other_variable, _chi_square_variants),
     Template("inferential.slope_margin", "inferential",
              "Regress {y} on {x} by ordinary least squares with an intercept. What is the half-width of the"
@@ -189,10 +189,10 @@ TEMPLATES = [
     Template("inferential.levene_w", "inferential",
              "Test whether {variable} has the same variance in every level of {group} with Levene's test"
              " (absolute deviations from each level's mean). What is the W statistic?",
-             "number", lambda c, rng: {"variable": pick(rng, c.measured())[0]}, _levene, _other_variable,
+             "number", one_variable, _levene, _other_variable,
              lambda c, b: [b | {"center": "median"}, b | {"bartlett": 1.0}]),
     Template("inferential.kruskal_h", "inferential",
              "What is the Kruskal-Wallis H statistic of {variable} across the levels of {group}?",
-             "number", lambda c, rng: {"variable": pick(rng, c.measured())[0]}, _kruskal, _other_variable,
+             "number", one_variable, _kruskal, _other_variable,
              lambda c, b: [b | {"anova": "values"}, b | {"anova": "ranks"}]),
 ]
