@@ -16,7 +16,6 @@ is kept. An experience card closes every run; later concepts read at most `MAX_C
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from stages.generate.auto.generator import Concept, Generator, Menu, OfflineGene
 from stages.generate.auto.hiding import STRATEGIES, cleaned, undo
 from stages.generate.sda import load_scenarios
 from stages.generate.sda.dataset import Simulation, simulate
-from stages.generate.sda.instances import COLUMN_SLOTS, correct, data_free_guesses, derived
+from stages.generate.sda.instances import COLUMN_SLOTS, correct, data_free_guesses, derived, stated_numbers
 from stages.generate.sda.templates import TEMPLATES, Context
 from stages.hashing import content_hash
 
@@ -99,7 +98,7 @@ def _unverifiable(gold, naive, tolerance: float, context: Context, text: str, hi
         return "gold undefined"
     if hidden and _same(naive, gold, tolerance):
         return "hiding does not change the answer"
-    stated = [float(token) for token in re.findall(r"-?\d+\.?\d*(?:e-?\d+)?", text)]
+    stated = stated_numbers(text)
     if not isinstance(gold, str) and any(_same(guess, gold, tolerance)
                                          for guess in [*data_free_guesses(context, text), *stated]):
         return "guessable without data"

@@ -243,9 +243,14 @@ def _distinct(value: float | str | None, taken: list[float | str], tolerance: fl
     return all(abs(value - other) > 2 * tolerance * max(abs(other), abs(value), 1e-9) for other in taken)
 
 
+def stated_numbers(text: str) -> list[float]:
+    """Every number a text states, as written (signs and exponents included)."""
+    return [float(token) for token in re.findall(r"-?\d+\.?\d*(?:e-?\d+)?", text)]
+
+
 def _leaks(question: str, answer: float | str) -> bool:
     """A number in the question equal to the answer at the precision shown (entities are named by design)."""
     if isinstance(answer, str):
         return False
-    shown = {float(token) for token in re.findall(r"-?\d+\.?\d*(?:e-?\d+)?", question)}
+    shown = set(stated_numbers(question))
     return any(abs(number - answer) <= 1e-3 * max(abs(answer), 1e-9) for number in shown)
