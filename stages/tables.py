@@ -123,20 +123,34 @@ class NonFinite:
     count: int
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """A part of a kept file (a variable) that no table holds: a layout the reader does not place."""
+
+    path: Path | str
+    column: str  # the variable, as named in the raw file
+    problem: str  # names the variable and says why it is not read
+    count: int  # values it holds
+
+
 QUARANTINE_COLUMNS = {"file": "string", "line": "int64", "column": "string", "problem": "string", "count": "Int64"}
 QUARANTINE_KEYS = ("file", "line", "problem")
 
 
-def quarantine_table(errors: list[RawFormatError], nonfinite: Iterable[NonFinite] = ()) -> Table:
+def quarantine_table(errors: list[RawFormatError], nonfinite: Iterable[NonFinite] = (),
+                     left_out: Iterable[LeftOut] = ()) -> Table:
     """Turn what a reader set aside into the `quarantine` table a stage publishes.
 
     An error (a file or record left out) gives `file, line, problem`, line -1 when it has none,
     `column` and `count` null. A `NonFinite` (values kept as nulls, the file is read) gives one row
-    per file and column: line -1, the raw `column`, a problem naming it, and the `count`.
+    per file and column: line -1, the raw `column`, a problem naming it, and the `count`. A
+    `LeftOut` (a variable not read, the rest of the file is) gives one row per file and variable:
+    line -1, the variable as `column`, its `problem` and the `count` of its values.
     """
     rows = [(e.path, -1 if e.line is None else e.line, None, e.problem, None) for e in errors]
     rows += [(str(n.path), -1, n.column, f"non-finite value (inf/-inf/nan) in column {n.column} set to null",
               n.count) for n in nonfinite]
+    rows += [(str(o.path), -1, o.column, o.problem, o.count) for o in left_out]
     rows.sort(key=lambda row: (row[0], row[1], row[3]))
     frame = pd.DataFrame(rows, columns=list(QUARANTINE_COLUMNS)).astype(QUARANTINE_COLUMNS)
     return Table("quarantine", frame, keys=QUARANTINE_KEYS, units={"column": "1", "problem": "1", "count": "1"})

@@ -136,15 +136,6 @@ def test_hdf5_with_dimension_scales_is_read_as_a_grid(tmp_path):
     assert grid["value"].tolist()[:3] == [1.5, 2.5, 3.5] and pd.isna(grid["value"].iloc[3])
 
 
-def test_model_calendars(tmp_path):
-    write_nc(tmp_path / "noleap.nc", time_units="days since 2001-02-27", calendar="noleap", times=(0, 1, 2))
-    dates = hdf.read_grid(tmp_path / "noleap.nc")["time"].dt.strftime("%Y-%m-%d").unique().tolist()
-    assert dates == ["2001-02-27", "2001-02-28", "2001-03-01"]
-    write_nc(tmp_path / "noleap.nc", time_units="days since 2000-02-28", calendar="360_day")
-    assert grid_error(tmp_path, tmp_path / "noleap.nc") == (
-        "/time: date 2000-02-30 00:00:00 of calendar '360_day' has no Gregorian equivalent")
-
-
 def test_netcdf_without_units(tmp_path):
     write_nc(tmp_path / "run.nc", units=None)
     assert grid_error(tmp_path, tmp_path / "run.nc") == "/sm: grid variable has no units attribute"

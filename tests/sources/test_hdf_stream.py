@@ -47,7 +47,7 @@ def write_cube(path: Path, times=(0, 1, 2), fill=FILL, seed: int = 5) -> dict[st
 
 def stream_of(raw_dir: Path, **params) -> StreamedTables:
     grid = next(hdf.read(raw_dir, Params(**params)))
-    assert isinstance(grid, StreamedTables) and [s.name for s in grid.streams] == ["grid"]
+    assert isinstance(grid, StreamedTables) and [s.name for s in grid.streams] == ["grid", "grid_model_calendar"]
     return grid
 
 

@@ -11,20 +11,28 @@ Each file is read for everything it holds: every HDF5 file lists its datasets (p
 attributes) and gives the numeric 1-D / 2-D datasets named in `Params.datasets` as long tables; a
 10x matrix (v3 `/matrix` or v2 genome groups, see `sparse`) gives features, barcodes and a COO
 count table, and an aggregation's matrix (`outs/count/` beside `outs/aggregation.csv`) also its
-`libraries` (see `aggregation`); a NetCDF file, or an HDF5 file whose 3-D datasets carry
-dimension scales, gives its (time, y, x) grid variables in long form with their cells (see
-`grid`). Classic (NetCDF-3) files only take the grid path. HDF5 errors name the file and the
-group / dataset path (`line` is None: HDF5 has no lines); quarantined files are left out of every
-table.
+`libraries` (see `aggregation`); a NetCDF file, or an HDF5 file whose numeric datasets carry
+dimension scales, gives its (time, y, x) grid variables, regular or curvilinear, in long form with
+their cells (see `grid`): `grid` on real calendars (UTC), `grid_model_calendar` on model calendars
+such as 360_day (the model's own dates, see `times`). Classic (NetCDF-3) files only take the grid
+path. HDF5 errors name the file and the group / dataset path (`line` is None: HDF5 has no lines);
+quarantined files are left out of every table.
 
-`counts` and `grid` are streamed (`stream`): every file is read and checked first (for a grid:
-its metadata), then the counts are written a run of barcodes at a time and the grid values read and
-written a slab at a time, so neither long table nor any file's cube is held whole in memory; the
-other tables are small and built whole. A data error inside a grid variable (an
+No variable of a gridded file vanishes (see `layouts`): one the grid tables do not hold (4-D with
+a level axis, a station series, ...) is a quarantine row `file, line -1, column (the variable),
+problem (its dimensions and why), count (its values)` and a line on stderr, whatever `on_error`
+says, and the rest of the file is read. Static numeric 1-D / 2-D variables of an HDF5-based file
+are not listed there: `datasets` lists them and `Params.datasets` reads them.
+
+`counts` and the grid tables are streamed (`stream`): every file is read and checked first (for a
+grid: its metadata), then the counts are written a run of barcodes at a time and the grid values
+read and written a slab at a time, so neither long table nor any file's cube is held whole in
+memory; the other tables are small and built whole. A data error inside a grid variable (an
 undeclared sentinel, an unreadable chunk) is only seen when its slab is read. With
 `on_error="quarantine"` every grid value is therefore read once before streaming (a bad file goes
 to quarantine with no row in any table); with `on_error="raise"` the error is raised mid-stream and
-the repository writer discards the partial table (`grid` is the first table yielded, so none is left).
+the repository writer discards the partial tables (the grid tables are yielded first, side by side,
+so none is left).
 
 Formats: The HDF Group, HDF5 (https://www.hdfgroup.org/solutions/hdf5/); Cell Ranger feature-
 barcode matrices, Zheng et al. (2017), doi:10.1038/ncomms14049; CF conventions data model,
@@ -48,17 +56,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from stages.sources.hdf.aggregation import aggregation_csv, read_libraries
 from stages.sources.hdf.datasets import DatasetInfo, list_datasets, open_hdf5, read_numeric, sniff
 from stages.sources.hdf.grid import GridFile, plan_grid, read_grid_cells
+from stages.sources.hdf.layouts import say_left_out
 from stages.sources.hdf.sparse import SparseMatrix, read_sparse_groups, read_sparse_matrix, sparse_groups
 from stages.sources.hdf.stream import (
     BATCH_ROWS,
     GRID_DTYPES,
     GRID_KEYS,
+    MODEL_GRID_DTYPES,
     check_values,
-    counts_batches,
-    grid_batches,
+    counts_chunks,
+    grid_chunks,
     read_grid,
 )
-from stages.tables import RawFormatError, StreamedTables, Table, TableStream, quarantine_table
+from stages.tables import LeftOut, RawFormatError, StreamedTables, Table, TableStream, quarantine_table
 
 __all__ = ["CITATION", "LICENSE", "FileTables", "Params", "SparseMatrix", "read", "read_file", "read_grid",
            "read_grid_cells", "read_sparse_matrix"]
@@ -90,6 +100,7 @@ SCHEMAS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {  # table -> (keys
     "counts": (("file", "barcode", "feature_id"), {"file": STRING, "barcode": STRING,
                                                    "feature_id": STRING, "count": INT}),
     "grid": (GRID_KEYS, GRID_DTYPES),  # streamed
+    "grid_model_calendar": (GRID_KEYS, MODEL_GRID_DTYPES),  # streamed beside `grid`
     "libraries": (("file", "gem_group", "field"), {"file": STRING, "gem_group": INT, "field": STRING,
                                                    "value": STRING}),
     "cells": (("file", "cell_id"), {"file": STRING, "cell_id": STRING, "row": INT, "col": INT,
@@ -97,8 +108,10 @@ SCHEMAS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {  # table -> (keys
 }
 UNITS = {"lat_deg": "degrees_north", "lon_deg": "degrees_east", "value": VARIES}
 TABLE_UNITS = {"libraries": {"value": "as written"}}
-# table -> batches of one file's source; grid first: a data error found mid-stream then leaves no table written
-STREAMED = {"grid": grid_batches, "counts": counts_batches}
+# source kind -> (the tables it streams side by side, chunks of one file's source); the grid tables
+# first: a data error found mid-stream then leaves no table written
+STREAMED = {"grid": (("grid", "grid_model_calendar"), grid_chunks), "counts": (("counts",), counts_chunks)}
+STREAMED_TABLES = {table for tables, _ in STREAMED.values() for table in tables}
 
 
 class Params(BaseModel):
@@ -106,7 +119,7 @@ class Params(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     datasets: list[str] = Field(default_factory=list)  # HDF5 paths or fnmatch patterns (`*` crosses `/`)
-    variables: list[str] | None = None  # grid variables to read; None = every (time, y, x) variable
+    variables: list[str] | None = None  # grid variables to read; None = every one on a grid, the rest recorded
     on_error: Literal["raise", "quarantine"] = "raise"
     batch_rows: int = Field(BATCH_ROWS, ge=1)  # rows per `grid` / `counts` batch (a Parquet row group)
 
@@ -117,43 +130,47 @@ class FileTables:
 
     frames: dict[str, pd.DataFrame]
     matrix: SparseMatrix | None  # its 10x matrix: the `counts` rows
-    grid: GridFile | None  # its checked grid metadata: the `grid` rows
+    grid: GridFile | None  # its checked grid metadata: the grid tables' rows, the variables left out
     satisfied: set[str]
 
 
 def read(raw_dir: Path, params: Params) -> Iterator[Table | StreamedTables]:
-    """Yield the `grid` and `counts` streams, then the other tables of `SCHEMAS` and `quarantine`.
+    """Yield the grid and `counts` streams, then the other tables of `SCHEMAS` and `quarantine`.
 
     Every table has a leading `file` key. With `on_error="quarantine"` a bad file is left out of
     every table and its error recorded; a requested dataset pattern or grid variable that no file
-    holds is an error of `raw_dir`. Every error but a grid data error with `on_error="raise"` (see
-    the module docstring) is found before the first stream is yielded.
+    holds is an error of `raw_dir`. The variables of a good gridded file that lie on no grid are
+    recorded (and said on stderr) whatever `on_error` says. Every error but a grid data error with
+    `on_error="raise"` (see the module docstring) is found before the first stream is yielded.
     """
     errors: list[RawFormatError] = []
-    parts: dict[str, list[pd.DataFrame]] = {name: [] for name in SCHEMAS if name not in STREAMED}
-    sources: dict[str, list] = {name: [] for name in STREAMED}  # (file, SparseMatrix or GridFile)
+    parts: dict[str, list[pd.DataFrame]] = {name: [] for name in SCHEMAS if name not in STREAMED_TABLES}
+    sources: dict[str, list] = {kind: [] for kind in STREAMED}  # (file, SparseMatrix or GridFile)
     satisfied: set[str] = set()
+    left_out: list[LeftOut] = []
     for name, found in _read_files(raw_dir, params, errors):
         for table, frame in found.frames.items():
             parts[table].append(frame.assign(file=name)[list(SCHEMAS[table][1])])
         sources["counts"] += [(name, found.matrix)] if found.matrix is not None else []
         sources["grid"] += [(name, found.grid)] if found.grid is not None else []
+        left_out += found.grid.left_out if found.grid is not None else ()
         satisfied |= found.satisfied
+    say_left_out(left_out)
     for pattern in params.datasets:
         if pattern not in satisfied:
             _keep(RawFormatError(raw_dir, None, f"no dataset matches {pattern!r}"), params, errors)
     for variable in params.variables or []:
         if variable not in satisfied:
             _keep(RawFormatError(raw_dir, None, f"no grid variable {variable!r}"), params, errors)
-    for table, batches in STREAMED.items():
-        keys, columns = SCHEMAS[table]
-        stream = TableStream(table, _empty(columns), keys, _units(table))
-        yield StreamedTables((stream,), _chunks(table, batches, sources.pop(table), params.batch_rows))
+    for kind, (tables, chunks) in STREAMED.items():
+        streams = tuple(TableStream(table, _empty(SCHEMAS[table][1]), SCHEMAS[table][0], _units(table))
+                        for table in tables)
+        yield StreamedTables(streams, _chunks(chunks, sources.pop(kind), params.batch_rows))
     for table, frames in parts.items():
         keys, columns = SCHEMAS[table]
         frame = pd.concat(frames, ignore_index=True) if frames else _empty(columns)
         yield Table(table, frame.astype(columns), keys, _units(table))
-    yield quarantine_table(errors)
+    yield quarantine_table(errors, left_out=left_out)
 
 
 def read_file(path: Path, params: Params) -> FileTables:
@@ -174,7 +191,7 @@ def read_file(path: Path, params: Params) -> FileTables:
                 frames["barcodes"] = pd.DataFrame({"barcode": pd.array(sorted(matrix.barcodes), dtype="string")})
                 if (libraries := aggregation_csv(path)) is not None:
                     frames["libraries"] = read_libraries(libraries, path, h5, matrix.barcodes)
-            gridded |= any(info.has_scales and info.numeric and len(info.shape) == 3 for info in infos)
+            gridded |= any(info.has_scales and info.numeric for info in infos)
     grid = plan_grid(path, params.variables) if gridded else None
     if grid is not None:
         frames["cells"] = grid.cells
@@ -200,13 +217,12 @@ def _read_files(raw_dir: Path, params: Params, errors: list[RawFormatError]) -> 
         yield path.relative_to(raw_dir).as_posix(), found
 
 
-def _chunks(table: str, batches: Callable[..., Iterator[pa.Table]], sources: list[tuple[str, object]],
+def _chunks(chunks: Callable[..., Iterator[dict[str, pa.Table]]], sources: list[tuple[str, object]],
             batch_rows: int) -> Iterator[dict[str, pa.Table]]:
-    """The batches of every source in turn; a source is dropped once streamed (its arrays freed)."""
+    """The chunks of every source in turn; a source is dropped once streamed (its arrays freed)."""
     while sources:
         name, source = sources.pop(0)
-        for batch in batches(source, name, batch_rows):
-            yield {table: batch}
+        yield from chunks(source, name, batch_rows)
 
 
 def _empty(columns: dict[str, str]) -> pd.DataFrame:

@@ -1,11 +1,13 @@
 """Gridded NetCDF (classic or NetCDF-4) and HDF5 with dimension scales, read via xarray.
 
-A grid variable has exactly three dimensions, recognised as time (T), y (Y) and x (X) from their
-coordinate variables (CF `axis`, `standard_name`, `units`, or the usual names `time`, `lat`/`y`,
-`lon`/`x`), in any order. Values equal to `_FillValue` / `missing_value` (or, with neither declared,
-the NetCDF default fill of a float variable) become null; any other common sentinel is an error.
-Times are CF-decoded; model calendars (noleap, 360_day, ...) map field by field onto UTC timestamps,
-the Julian calendar is converted. Longitudes are normalised to [-180, 180).
+A grid variable has exactly three dimensions, time and the two of a regular or curvilinear
+horizontal grid (`layouts` tells which variables are on one, and records every other data
+variable as left out, with its reason). Values equal to `_FillValue` / `missing_value` (or, with
+neither declared, the NetCDF default fill of a float variable) become null; any other common
+sentinel is an error. Times are CF-decoded (`times`): UTC timestamps on real calendars (the
+Julian calendar converted), the model's own ISO dates and calendar name on model calendars
+(noleap, 360_day, ...). A cell's centre is its latitude / longitude, from 1-D coordinates or the
+2-D arrays of a curvilinear grid; longitudes are normalised to [-180, 180).
 
 `plan_grid` checks a file's grid metadata (axes, times, cells, units, dtypes) without reading any
 value; `read_values` then reads one slab (a range of times, a range of y rows) of a variable at a
@@ -20,27 +22,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import cftime
 import netCDF4
 import numpy as np
 import pandas as pd
 import xarray as xr
 
-from stages.tables import RawFormatError
+from stages.sources.hdf.datasets import sniff
+from stages.sources.hdf.layouts import find_layout, plane_coordinates
+from stages.sources.hdf.times import Times, read_times
+from stages.tables import LeftOut, RawFormatError
 
 SENTINELS = (-999.0, -9999.0, -99999.0, 1e20, 1e30)
-LAT_UNITS = frozenset({"degrees_north", "degree_north", "degrees_n", "degree_n", "degreesn", "degreen"})
-LON_UNITS = frozenset({"degrees_east", "degree_east", "degrees_e", "degree_e", "degreese", "degreee"})
-AXES = {  # axis -> (dimension names, standard names, units)
-    "T": ({"time", "t"}, {"time"}, frozenset()),
-    "Y": ({"lat", "latitude", "y", "rlat", "yc", "south_north", "nlat"},
-          {"latitude", "grid_latitude", "projection_y_coordinate"}, LAT_UNITS),
-    "X": ({"lon", "longitude", "x", "rlon", "xc", "west_east", "nlon"},
-          {"longitude", "grid_longitude", "projection_x_coordinate"}, LON_UNITS),
-}
-LATITUDE = ({"lat", "latitude", "nav_lat"}, {"latitude"}, LAT_UNITS)
-LONGITUDE = ({"lon", "longitude", "nav_lon"}, {"longitude"}, LON_UNITS)
-REAL_CALENDARS = frozenset({"julian", "standard", "gregorian"})  # converted, not relabelled
 
 
 @dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
@@ -50,7 +42,8 @@ class GridVariable:
     name: str
     dims: tuple[str, str, str]  # (time, y, x) dimension names
     unit: str
-    times: pd.DatetimeIndex  # UTC, sorted
+    times: pd.Index  # sorted: UTC timestamps (a DatetimeIndex), or ISO labels in `calendar`
+    calendar: str | None  # None: a real calendar; else the model calendar of the labels
     order: np.ndarray  # file time index of each sorted time
     cells: pd.DataFrame  # cells of its grid, row-major (which is cell_id order)
     shape: tuple[int, int]  # (ny, nx)
@@ -64,6 +57,7 @@ class GridFile:
     variables: tuple[GridVariable, ...]  # the chosen ones, sorted by name
     cells: pd.DataFrame  # every cell of the chosen variables' grids, sorted by cell_id
     names: tuple[str, ...]  # every (time, y, x) variable of the file
+    left_out: tuple[LeftOut, ...]  # the data variables on no grid (none when `variables` are named)
 
 
 def read_grid_cells(path: Path) -> pd.DataFrame:
@@ -88,25 +82,27 @@ def open_grid(path: Path) -> Iterator[xr.Dataset]:
 def plan_grid(path: Path, variables: list[str] | None = None) -> GridFile:
     """Check everything about a file's grid variables except their values: axes, times, cells, units, dtype.
 
-    `variables=None` chooses every variable on a (time, y, x) grid; naming a variable that is in the
-    file but not on such a grid is an error.
+    `variables=None` chooses every variable on a (time, y, x) grid and records every other data
+    variable as left out (see `layouts`); naming a variable that is in the file but not on such a
+    grid is an error, and the variables not named are left out by request, unrecorded.
     """
     with open_grid(path) as dataset:
-        axes = {name: found for name in sorted(map(str, dataset.data_vars))
-                if (found := _grid_axes(dataset, name)) is not None}
+        layout = find_layout(path, dataset, listed=sniff(path) == "hdf5")
+        axes = layout.placed
         for name in variables or []:
             if name in dataset.variables and name not in axes:
-                raise RawFormatError(path, None, f"/{name}: not on a (time, y, x) grid (dimensions "
-                                     f"{dataset[name].dims})")
+                reason = layout.reasons.get(name, f"a coordinate ({', '.join(map(str, dataset[name].dims))})")
+                raise RawFormatError(path, None, f"/{name}: not on a (time, y, x) grid: {reason}")
         chosen = [name for name in axes if variables is None or name in variables]
         grids = sorted({axes[name][1:] for name in chosen})
         cells = {grid: _cells(dataset, *grid) for grid in grids}
-        times = {axes[name][0]: _utc_times(path, dataset, axes[name][0]) for name in chosen}
+        times = {axes[name][0]: read_times(path, dataset, axes[name][0]) for name in chosen}
         found = tuple(_variable(path, dataset, name, axes[name], times[axes[name][0]], cells[axes[name][1:]])
                       for name in chosen)
     cell_frame = (pd.concat(list(cells.values()), ignore_index=True) if cells
                   else _cell_frame([], *[np.zeros(0)] * 4))
-    return GridFile(path, found, cell_frame.sort_values("cell_id", ignore_index=True), tuple(axes))
+    return GridFile(path, found, cell_frame.sort_values("cell_id", ignore_index=True), tuple(axes),
+                    layout.left_out if variables is None else ())
 
 
 def read_values(dataset: xr.Dataset, path: Path, variable: GridVariable, times: slice | np.ndarray,
@@ -125,95 +121,29 @@ def read_values(dataset: xr.Dataset, path: Path, variable: GridVariable, times: 
 
 
 def _variable(path: Path, dataset: xr.Dataset, name: str, dims: tuple[str, str, str],
-              times: pd.DatetimeIndex, cells: pd.DataFrame) -> GridVariable:
+              times: Times, cells: pd.DataFrame) -> GridVariable:
     variable = dataset[name]
     unit = variable.attrs.get("units")
     if not isinstance(unit, str) or not unit.strip():
         raise RawFormatError(path, None, f"/{name}: grid variable has no units attribute")
     if variable.dtype.kind not in "iuf":
         raise RawFormatError(path, None, f"/{name}: grid variable has non-numeric dtype {variable.dtype}")
-    order = np.argsort(times.asi8, kind="stable")
+    labels = times.labels
+    order = np.argsort(labels.asi8 if times.calendar is None else labels.to_numpy(), kind="stable")
     shape = (dataset.sizes[dims[1]], dataset.sizes[dims[2]])
-    return GridVariable(name, dims, unit.strip(), times[order], order, cells, shape)
-
-
-def _matches(variable: xr.Variable | None, dim: str, rule: tuple) -> bool:
-    names, standards, units = rule
-    attrs = variable.attrs if variable is not None else {}
-    unit = str(attrs.get("units", "")).strip().lower().replace(" ", "_")
-    return dim.lower() in names or str(attrs.get("standard_name", "")) in standards or unit in units
-
-
-def _axis(dataset: xr.Dataset, dim: str) -> str | None:
-    variable = dataset.variables.get(dim)
-    if variable is not None and (variable.dtype.kind == "M" or _is_cftime(variable.values)):
-        return "T"
-    declared = str(variable.attrs.get("axis", "")).upper() if variable is not None else ""
-    if declared in AXES:
-        return declared
-    return next((axis for axis, rule in AXES.items() if _matches(variable, dim, rule)), None)
-
-
-def _grid_axes(dataset: xr.Dataset, name: str) -> tuple[str, str, str] | None:
-    """(time dim, y dim, x dim) when the variable lies on a (time, y, x) grid."""
-    dims = [str(dim) for dim in dataset[name].dims]
-    kinds = {_axis(dataset, dim): dim for dim in dims}
-    if len(dims) != 3 or set(kinds) != {"T", "Y", "X"}:
-        return None
-    return kinds["T"], kinds["Y"], kinds["X"]
-
-
-def _is_cftime(values: np.ndarray) -> bool:
-    return values.dtype == object and values.size > 0 and isinstance(values.flat[0], cftime.datetime)
-
-
-def _utc_times(path: Path, dataset: xr.Dataset, dim: str) -> pd.DatetimeIndex:
-    variable = dataset.variables.get(dim)
-    values = variable.values if variable is not None else np.array([])
-    if values.dtype.kind == "M":
-        stamps = pd.DatetimeIndex(values)
-    elif _is_cftime(values):
-        stamps = pd.DatetimeIndex([_gregorian(path, dim, value) for value in values])
-    else:
-        units = None if variable is None else variable.attrs.get("units", variable.encoding.get("units"))
-        problem = ("has no coordinate variable" if variable is None else "has no units attribute"
-                   if units is None else f"has units {units!r}, not CF 'UNIT since DATE'")
-        raise RawFormatError(path, None, f"/{dim}: time coordinate {problem}")
-    if stamps.isna().any():
-        raise RawFormatError(path, None, f"/{dim}: missing time value at index {np.argmax(stamps.isna())}")
-    duplicated = stamps.duplicated()
-    if duplicated.any():
-        index = int(np.argmax(duplicated))
-        first = int(np.argmax(stamps == stamps[index]))
-        raise RawFormatError(path, None, f"/{dim}: duplicated time {stamps[index]} at index {index} "
-                             f"(first at index {first})")
-    return stamps.as_unit("us").tz_localize("UTC")
-
-
-def _gregorian(path: Path, dim: str, value: cftime.datetime) -> pd.Timestamp:
-    if value.calendar in REAL_CALENDARS:
-        value = value.change_calendar("proleptic_gregorian")
-    try:
-        return pd.Timestamp(value.year, value.month, value.day, value.hour, value.minute,
-                            value.second, value.microsecond)
-    except ValueError as error:
-        raise RawFormatError(path, None, f"/{dim}: date {value} of calendar {value.calendar!r} has no "
-                             "Gregorian equivalent") from error
+    return GridVariable(name, dims, unit.strip(), labels[order], times.calendar, order, cells, shape)
 
 
 def _cells(dataset: xr.Dataset, ydim: str, xdim: str) -> pd.DataFrame:
     ny, nx = dataset.sizes[ydim], dataset.sizes[xdim]
     lat, lon = np.full((ny, nx), np.nan), np.full((ny, nx), np.nan)
-    yv, xv = dataset.variables.get(ydim), dataset.variables.get(xdim)
-    if yv is not None and xv is not None and _matches(yv, ydim, LATITUDE) and _matches(xv, xdim, LONGITUDE):
+    lat_name, lon_name = plane_coordinates(dataset, ydim, xdim)
+    if (lat_name, lon_name) == (ydim, xdim):  # 1-D latitude and longitude: a regular grid
+        yv, xv = dataset.variables[ydim], dataset.variables[xdim]
         lat, lon = np.meshgrid(yv.values.astype(float), xv.values.astype(float), indexing="ij")
     else:  # curvilinear: 2-D latitude / longitude variables on (y, x)
-        for name in sorted(map(str, dataset.variables)):
-            variable = dataset.variables[name]
-            if variable.ndim == 2 and set(variable.dims) == {ydim, xdim}:
-                values = variable.transpose(ydim, xdim).values.astype(float)
-                lat = values if _matches(variable, name, LATITUDE) else lat
-                lon = values if _matches(variable, name, LONGITUDE) else lon
+        lat = lat if lat_name is None else dataset.variables[lat_name].transpose(ydim, xdim).values.astype(float)
+        lon = lon if lon_name is None else dataset.variables[lon_name].transpose(ydim, xdim).values.astype(float)
     width = max(4, len(str(max(ny, nx) - 1)))
     rows, cols = (grid.ravel() for grid in np.meshgrid(np.arange(ny), np.arange(nx), indexing="ij"))
     ids = [f"{ydim}{r:0{width}d}_{xdim}{c:0{width}d}" for r, c in zip(rows, cols, strict=True)]
