@@ -242,3 +242,26 @@ def test_a_bad_file_is_quarantined_whole_without_its_layout_rows(tmp_path, capsy
         "file": str(tmp_path / "ta_Amon.nc"), "line": -1, "column": None, "count": None,
         "problem": "/ps: grid variable has no units attribute"}]
     assert capsys.readouterr().err == ""
+
+
+def test_variables_in_groups_below_the_root_are_recorded_not_dropped(tmp_path, capsys):
+    write_ocean(tmp_path / "tos_Omon.nc")
+    with netCDF4.Dataset(tmp_path / "tos_Omon.nc", "a") as nc:
+        forcing = nc.createGroup("forcing")
+        forcing.createDimension("step", 3)
+        forcing.createVariable("step", "i4", ("step",))[:] = [0, 1, 2]
+        forcing.createVariable("tas", "f4", ("step",))[:] = [1.0, 2.0, 3.0]
+        deep = forcing.createGroup("deep")
+        deep.createVariable("flag", "i1", ())
+    read = tables(tmp_path)
+    assert set(read["grid"]["variable"]) == {"tos"}
+    rows = read["quarantine"][read["quarantine"]["column"].str.startswith("/forcing")].to_dict("records")
+    assert rows == [
+        {"file": str(tmp_path / "tos_Omon.nc"), "line": -1, "column": "/forcing/deep/flag", "count": 1,
+         "problem": "/forcing/deep/flag: not read, (a scalar) in group /forcing/deep: grids are placed from the "
+                    "root group only"},
+        {"file": str(tmp_path / "tos_Omon.nc"), "line": -1, "column": "/forcing/tas", "count": 3,
+         "problem": "/forcing/tas: not read, (step) in group /forcing: grids are placed from the root group only"}]
+    err = capsys.readouterr().err
+    assert f"hdf: {tmp_path / 'tos_Omon.nc'}: /forcing/tas: not read" in err
+    assert f"hdf: {tmp_path / 'tos_Omon.nc'}: /forcing/deep/flag: not read" in err

@@ -28,7 +28,7 @@ import pandas as pd
 import xarray as xr
 
 from stages.sources.hdf.datasets import sniff
-from stages.sources.hdf.layouts import find_layout, plane_coordinates
+from stages.sources.hdf.layouts import find_layout, grouped_left_out, plane_coordinates
 from stages.sources.hdf.times import Times, read_times
 from stages.tables import LeftOut, RawFormatError
 
@@ -101,8 +101,9 @@ def plan_grid(path: Path, variables: list[str] | None = None) -> GridFile:
                       for name in chosen)
     cell_frame = (pd.concat(list(cells.values()), ignore_index=True) if cells
                   else _cell_frame([], *[np.zeros(0)] * 4))
+    grouped = grouped_left_out(path) if variables is None and sniff(path) == "hdf5" else ()
     return GridFile(path, found, cell_frame.sort_values("cell_id", ignore_index=True), tuple(axes),
-                    layout.left_out if variables is None else ())
+                    layout.left_out + grouped if variables is None else ())
 
 
 def read_values(dataset: xr.Dataset, path: Path, variable: GridVariable, times: slice | np.ndarray,

@@ -23,7 +23,9 @@ Each other variable becomes a `LeftOut` naming the file, the variable, its dimen
 - a vertical axis, as in 4-D `(time, lev, lat, lon)`: the `grid` table has no level key (a level
   per row would change its keys for every file);
 - `(time, a, b)` without 2-D latitude / longitude on `(a, b)`, or any other set of dimensions;
-- a static field of a NetCDF-3 file, or one `datasets` cannot read (a scalar, 3+ dimensions, text).
+- a static field of a NetCDF-3 file, or one `datasets` cannot read (a scalar, 3+ dimensions, text);
+- any variable in a group below the root of a NetCDF-4 file (`/forcing/tas`): xarray opens one
+  group, the root, and grids are placed from it only (`grouped_left_out`).
 A variable named in the `variables` param that is not placed is an error instead (see `plan_grid`).
 """
 
@@ -34,6 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import netCDF4
 import xarray as xr
 
 from stages.sources.hdf.times import is_cftime
@@ -86,6 +89,24 @@ def find_layout(path: Path, dataset: xr.Dataset, listed: bool) -> Layout:
     left_out = tuple(LeftOut(path, name, f"/{name}: not read, {reason}", int(dataset[name].size))
                      for name, reason in reasons.items() if name not in skipped)
     return Layout(placed, reasons, left_out)
+
+
+def grouped_left_out(path: Path) -> tuple[LeftOut, ...]:
+    """Every variable in a group below the root of a NetCDF-4 file, as left out (dimension coordinates aside)."""
+    found: list[LeftOut] = []
+    with netCDF4.Dataset(path) as root:
+        pending = list(root.groups.values())
+        while pending:
+            group = pending.pop(0)
+            pending += list(group.groups.values())
+            for name, variable in sorted(group.variables.items()):
+                if name in group.dimensions and variable.dimensions == (name,):
+                    continue
+                where = f"{group.path}/{name}"
+                shown = f"({', '.join(variable.dimensions)})" if variable.dimensions else "(a scalar)"
+                found.append(LeftOut(path, where, f"{where}: not read, {shown} in group {group.path}: grids are "
+                                     "placed from the root group only", int(variable.size)))
+    return tuple(sorted(found, key=lambda record: record.column))
 
 
 def say_left_out(records: Iterable[LeftOut]) -> None:
