@@ -99,6 +99,14 @@ def alive(pid: int, start: int | None) -> bool:
     return now is not None and (start is None or now == start)
 
 
+def owner_of(name: str) -> tuple[int, int | None] | None:
+    """The (pid, start time) a tagged folder or cgroup name carries, or None for an untagged name."""
+    match = _TEMP_NAME.fullmatch(name) or _CGROUP_NAME.fullmatch(name)
+    if match is None:
+        return None
+    return int(match[1]), int(match[2]) if match[2] else None
+
+
 def find(owned_by_gone: bool = True, owner: str | None = None,
          temp_dirs: tuple[Path, ...] | None = None, cgroup_root: Path = CGROUP_ROOT) -> Debris:
     """The tagged folders and cgroups of owners that are gone (or, with `owner`, of that tag only)."""
@@ -112,15 +120,15 @@ def find(owned_by_gone: bool = True, owner: str | None = None,
     for folder in temp_dirs or default_temp_dirs():
         with contextlib.suppress(OSError):
             for entry in sorted(folder.iterdir()):
-                match = _TEMP_NAME.fullmatch(entry.name)
-                if match and wanted(int(match[1]), int(match[2])):
+                tag = owner_of(entry.name) if _TEMP_NAME.fullmatch(entry.name) else None
+                if tag and wanted(*tag):
                     found.folders.append(entry)
-                    found.owners.add(int(match[1]))
-    for path in _cgroup_dirs(cgroup_root):
-        match = _CGROUP_NAME.fullmatch(path.name)
-        if match and wanted(int(match[1]), int(match[2]) if match[2] else None):
+                    found.owners.add(tag[0])
+    for path in cgroup_dirs(cgroup_root):
+        tag = owner_of(path.name) if _CGROUP_NAME.fullmatch(path.name) else None
+        if tag and wanted(*tag):
             found.cgroups.append(path)
-            found.owners.add(int(match[1]))
+            found.owners.add(tag[0])
     return found
 
 
@@ -223,7 +231,7 @@ def default_temp_dirs() -> tuple[Path, ...]:
     return tuple(dict.fromkeys(Path(p) for p in (tempfile.gettempdir(), "/tmp", "/var/tmp")))
 
 
-def _cgroup_dirs(root: Path) -> list[Path]:
+def cgroup_dirs(root: Path) -> list[Path]:
     """Directories named `scibench-*` in every hierarchy under `root`, a few levels deep."""
     found: list[Path] = []
     base = len(root.parts)
