@@ -174,6 +174,7 @@ def main() -> None:
     parser.add_argument("--llm-fallback", action="store_true",
                         help="ask the pinned judge (params judge.model) about OEQ misses, counted apart")
     args = parser.parse_args()
+    debris.start_harness()
     params = load_params()
     if args.gate:
         floors = {name: params.agents[name] for name in params.generate.floors}
