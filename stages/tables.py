@@ -16,13 +16,16 @@ import pyarrow as pa
 class Table:
     """A tidy table with its key columns and the unit of every column (`"1"` if dimensionless).
 
-    Key columns have no unit entry requirement; every other column must have one.
+    Key columns have no unit entry requirement; every other column must have one. `notes` are
+    sentences about the values that a reader of the table needs (why a column is null for some
+    rows, which rows a join left out); the manifest keeps them beside the table's entry.
     """
 
     name: str
     frame: pd.DataFrame
     keys: tuple[str, ...]
     units: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,7 @@ class TableStream:
     template: pd.DataFrame
     keys: tuple[str, ...]
     units: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # as `Table.notes`
 
 
 @dataclass(frozen=True)
@@ -99,7 +103,7 @@ def collect(items: Iterable[Table | StreamedTables]) -> dict[str, Table]:
             schema = pa.Schema.from_pandas(stream.template, preserve_index=False)
             whole = pa.concat_tables([b.select(schema.names).cast(schema) for b in parts[stream.name]] or
                                      [schema.empty_table()])
-            tables[stream.name] = Table(stream.name, whole.to_pandas(), stream.keys, stream.units)
+            tables[stream.name] = Table(stream.name, whole.to_pandas(), stream.keys, stream.units, stream.notes)
     return tables
 
 
