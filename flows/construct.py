@@ -23,6 +23,7 @@ from stages.layout import BENCHMARK, CATALOG, REPOSITORIES, task_dir
 from stages.params import ConstructParams, load_params
 from stages.provenance import provenance_summary
 from stages.repository import read_manifest, read_table
+from stages.sandbox import debris
 
 
 @task(name="extract", task_run_name="extract {catalog_task.spec.id}", cache_policy=NO_CACHE)
@@ -158,6 +159,7 @@ def _round(batch: dict[str, list], started: set, by_id: dict, keys: dict, settin
 @flow(name="construct", flow_run_name="construct {profile} benchmark")
 def build_benchmark(profile: str, settings: ConstructParams) -> str:
     """Build processed/benchmark from the catalog at the given profile's scale (params.yaml `construct`)."""
+    debris.start_harness()  # after Prefect's own SIGTERM handler: ours cleans up, then calls it
     limits = sandbox_limits(settings.limits)
     hidden = [Path.cwd().resolve()]
     store = resume.ResumeStore(Path(settings.resume_dir) if settings.resume_dir else None)

@@ -33,6 +33,7 @@ from stages.evaluation.journal import Journal, JournalRecord
 from stages.evaluation.runner import sandbox_limits
 from stages.layout import BENCHMARK, RUNS, journal_path
 from stages.params import AgentParams, EvaluateParams, PriceTable, load_params
+from stages.sandbox import debris
 
 
 @task(name="run query", task_run_name="{agent.name} on {query[task_id]} {query[scope]}",
@@ -87,6 +88,7 @@ def publish_run(agent: str, split: str, records: list[JournalRecord], summary: d
 def evaluate(agent_name: str, split: str, settings: EvaluateParams, configured: AgentParams,
              prices: PriceTable | None = None, unsafe_no_sandbox: bool = False) -> dict:
     """Run every pending query of `split` for one configured agent (params.yaml `evaluate`, `agents`, `prices`)."""
+    debris.start_harness()  # after Prefect's own SIGTERM handler: ours cleans up, then calls it
     agent = setup_agent(agent_name, configured, prices=prices)
     root = Path.cwd().resolve()
     journal = Journal(journal_path(root / RUNS, agent_name))

@@ -25,6 +25,7 @@ from stages.generate.sda.build import on_scenario, select, write
 from stages.generate.sda.real import build_real
 from stages.layout import REPOSITORIES
 from stages.params import AgentParams, AutoParams, Profile, SandboxLimits, SdaParams, load_params
+from stages.sandbox import debris
 
 OUT = Path("processed/generated/sda")
 REAL_OUT = Path("processed/generated/sda_real")
@@ -60,6 +61,7 @@ def autoscibench(settings: AutoParams, floors: list[str], agents: dict[str, Agen
     The solver is the offline heuristic or a configured agent (sandboxed); the floors gate every task.
     The generator is the offline one or a model, whose calls go to generator_log.jsonl.
     """
+    debris.start_harness()  # after Prefect's own SIGTERM handler: ours cleans up, then calls it
     hidden = [Path.cwd().resolve()]
 
     def sandboxed(name: str) -> AgentSolver:

@@ -1,7 +1,8 @@
 """Write, read and validate Parquet table folders: source tables and aligned repositories.
 
 A folder holds one `<table>.parquet` per table and a `manifest.json` with, per table, its keys, row
-count, column dtypes and units, and the SHA-256 of the file; plus the repository's metadata
+count, column dtypes and units, the SHA-256 of the file and, when it has any, its `notes` (sentences
+about its values: why a column is null for some rows, what a join left out); plus the repository's metadata
 (domain, sources, citation, license). Validation runs at write time: keys unique and sorted,
 snake_case column names, a unit for every non-key column. Large tables arrive as `StreamedTables`:
 key-sorted Arrow batches, each checked (also against the last key of the batch before) and written
@@ -157,7 +158,7 @@ def sort_table(table: Table) -> Table:
     frame = table.frame
     if table.keys:
         frame = frame.sort_values(list(table.keys), kind="stable")
-    return Table(table.name, frame.reset_index(drop=True), table.keys, table.units)
+    return Table(table.name, frame.reset_index(drop=True), table.keys, table.units, table.notes)
 
 
 def write_parquet(frame: pd.DataFrame, path: Path) -> None:
@@ -227,7 +228,7 @@ def _write_streams(out_dir: Path, item: StreamedTables) -> dict[str, dict]:
                 for c in stream.template.columns
             },
             "sha256": file_sha256(path),
-        }
+        } | ({"notes": list(stream.notes)} if stream.notes else {})  # absent without notes: older manifests read alike
     return entries
 
 
@@ -249,7 +250,8 @@ def _streamed(table: Table) -> StreamedTables:
     template = table.frame.iloc[:0]
     schema = pa.Schema.from_pandas(template, preserve_index=False)
     batch = pa.Table.from_pandas(table.frame, schema=schema, preserve_index=False)
-    return StreamedTables((TableStream(table.name, template, table.keys, table.units),), [{table.name: batch}])
+    return StreamedTables((TableStream(table.name, template, table.keys, table.units, table.notes),),
+                          [{table.name: batch}])
 
 
 def read_manifest(folder: Path) -> dict:

@@ -16,13 +16,16 @@ import pyarrow as pa
 class Table:
     """A tidy table with its key columns and the unit of every column (`"1"` if dimensionless).
 
-    Key columns have no unit entry requirement; every other column must have one.
+    Key columns have no unit entry requirement; every other column must have one. `notes` are
+    sentences about the values that a reader of the table needs (why a column is null for some
+    rows, which rows a join left out); the manifest keeps them beside the table's entry.
     """
 
     name: str
     frame: pd.DataFrame
     keys: tuple[str, ...]
     units: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,7 @@ class TableStream:
     template: pd.DataFrame
     keys: tuple[str, ...]
     units: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # as `Table.notes`
 
 
 @dataclass(frozen=True)
@@ -99,7 +103,7 @@ def collect(items: Iterable[Table | StreamedTables]) -> dict[str, Table]:
             schema = pa.Schema.from_pandas(stream.template, preserve_index=False)
             whole = pa.concat_tables([b.select(schema.names).cast(schema) for b in parts[stream.name]] or
                                      [schema.empty_table()])
-            tables[stream.name] = Table(stream.name, whole.to_pandas(), stream.keys, stream.units)
+            tables[stream.name] = Table(stream.name, whole.to_pandas(), stream.keys, stream.units, stream.notes)
     return tables
 
 
@@ -145,7 +149,9 @@ def quarantine_table(errors: list[RawFormatError], nonfinite: Iterable[NonFinite
     `column` and `count` null. A `NonFinite` (values kept as nulls, the file is read) gives one row
     per file and column: line -1, the raw `column`, a problem naming it, and the `count`. A
     `LeftOut` (a variable not read, the rest of the file is) gives one row per file and variable:
-    line -1, the variable as `column`, its `problem` and the `count` of its values.
+    line -1, the variable as `column`, its `problem` and the `count` of its values; the manifest
+    entry of the table lists each of them again as a note, so the source's manifest says what
+    it did not read without opening the table.
     """
     rows = [(e.path, -1 if e.line is None else e.line, None, e.problem, None) for e in errors]
     rows += [(str(n.path), -1, n.column, f"non-finite value (inf/-inf/nan) in column {n.column} set to null",
@@ -153,7 +159,9 @@ def quarantine_table(errors: list[RawFormatError], nonfinite: Iterable[NonFinite
     rows += [(str(o.path), -1, o.column, o.problem, o.count) for o in left_out]
     rows.sort(key=lambda row: (row[0], row[1], row[3]))
     frame = pd.DataFrame(rows, columns=list(QUARANTINE_COLUMNS)).astype(QUARANTINE_COLUMNS)
-    return Table("quarantine", frame, keys=QUARANTINE_KEYS, units={"column": "1", "problem": "1", "count": "1"})
+    notes = tuple(sorted(f"{o.path}: {o.problem}" for o in left_out))
+    return Table("quarantine", frame, keys=QUARANTINE_KEYS, units={"column": "1", "problem": "1", "count": "1"},
+                 notes=notes)
 
 
 def finite_float(token: str) -> float | None:

@@ -13,6 +13,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from stages.sandbox import debris
+
 ANSWER_FILE = "answer.json"
 MAX_ANSWER_BYTES = 1 << 20
 MAX_ARTIFACT_BYTES = 64 << 20  # an artifact (predictions for every basin-day) or a bootstrap file
@@ -41,9 +43,12 @@ def link_tree(source_dir: Path, target_dir: Path) -> int:
 def make_workspace(prompt: str, public_dir: Path, parent: Path | None = None) -> Path:
     """Create a fresh workspace holding the prompt and a copy (hard link when possible) of public files.
 
+    Its name carries this process's owner tag, so a harness killed before removing it has it
+    swept by the next one (stages/sandbox/debris.py).
+
     A native modality staged as a folder (GeoTIFF layers) keeps its subfolder under `data/`.
     """
-    workspace = Path(tempfile.mkdtemp(prefix="scibench-ws-", dir=parent))
+    workspace = Path(tempfile.mkdtemp(prefix=debris.temp_prefix("ws"), dir=parent))
     (workspace / "prompt.md").write_text(prompt)
     (workspace / "data").mkdir()
     link_tree(public_dir, workspace / "data")

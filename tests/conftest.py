@@ -1,9 +1,13 @@
-"""Suite-wide hooks: the `realdata` marker (see scibench_testing/realdata.py)."""
+"""Suite-wide hooks: the `realdata` marker (see scibench_testing/realdata.py), the longest modules
+first, and the session guard (scibench_testing/session_guard.py: a stopped session ends what it
+started; a finished one fails if it left anything on the host)."""
 
 from __future__ import annotations
 
 import pytest
 from scibench_testing.realdata import MARKER, realdata
+
+pytest_plugins = ["scibench_testing.session_guard"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -29,3 +33,4 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Order the suite longest module first (stable within a module and among the rest)."""
     rank = {name: position for position, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+

@@ -56,7 +56,11 @@ class Discard:
 
 
 def extract_tables(task: CatalogTask, repository_dir: Path) -> list[Table]:
-    """Stage 1, extract: the repository tables and columns the task's data spec names."""
+    """Stage 1, extract: the repository tables and columns the task's data spec names, with their notes.
+
+    A table's notes (its manifest entry's `notes`: why some values are null, which rows a join left
+    out) go with it into the public README, so a query never loses rows or values silently.
+    """
     manifest = read_manifest(repository_dir)
     tables = []
     for name, columns in sorted(task.spec.data.tables.items()):
@@ -68,12 +72,13 @@ def extract_tables(task: CatalogTask, repository_dir: Path) -> list[Table]:
             raise KeyError(f"task {task.spec.id}: table {name!r} has no columns {unknown}")
         units = {c: entry["columns"][c]["unit"] for c in columns if entry["columns"][c]["unit"] != "key"}
         keys = tuple(k for k in entry["keys"] if k in columns)
-        tables.append(Table(name, read_table(repository_dir, name, columns), keys, units))
+        tables.append(Table(name, read_table(repository_dir, name, columns), keys, units,
+                            tuple(entry.get("notes", ()))))
     return tables
 
 
 def data_readme(task_id: str, tables: list[Table]) -> str:
-    """The public data README: tables, keys, columns and units; no citation, no answer."""
+    """The public data README: tables, keys, columns, units and notes; no citation, no answer."""
     lines = [f"# Data for {task_id}", ""]
     for table in tables:
         lines += [f"## {table.name}.parquet", "", f"{len(table.frame)} rows; key: "
@@ -81,6 +86,7 @@ def data_readme(task_id: str, tables: list[Table]) -> str:
                   "|---|---|---|"]
         lines += [f"| {c} | {table.frame[c].dtype} | {table.units.get(c, 'key')} |"
                   for c in table.frame.columns]
+        lines += ["", *(f"Note: {note}" for note in table.notes)] if table.notes else []
         lines.append("")
     return "\n".join(lines)
 

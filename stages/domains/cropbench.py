@@ -14,17 +14,23 @@ time series are those of one crop. Tables:
   (no extrapolation), so daily meteo rows carry a remote-sensing value.
 - `yields` (crop, adm_id, harvest_year): yield, harvest area and production with the raw crop name.
 - Khaki et al. tables (`county_yield`, `county_weather`, `county_soil`, `county_progress`,
-  `counties`) pass through unchanged, keyed by (crop, loc_id): the Khaki lookup has county names
-  but no FIPS codes, so they cannot be joined to `adm_id` here.
+  `counties`) pass through unchanged, keyed by (crop, loc_id), with the source's notes (e.g. a
+  soybean lookup without coordinates): the Khaki lookup has county names but no FIPS codes, so
+  they cannot be joined to `adm_id` here.
 
 With the `imagery` source among the domain's sources, each Khaki county (the only regions with
 coordinates: CY-Bench ships none) is given the statistics of the imagery mosaic over a 40 km
 square around its centre, the size of a typical corn-belt county (the lookup has no areas):
 `county_image_stats` (crop, loc_id, variable, date), `county_image_static` (crop, loc_id, variable)
 and summary columns on `counties` such as `relief_mean_m` and `ndvi_max` (see `imagery_join`).
+A county without coordinates (fill `0.0,0.0` in the lookup, or a lookup without `lat,long`
+columns) has no square: it is left out of the join (no image rows, null summary columns), and a
+note on `counties` and on both image tables says how many of each crop, and why.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -71,20 +77,36 @@ def align(inputs: dict[str, dict]) -> list[Table]:
     yields = source["yield"].sort_values([*REGION, "harvest_year"], kind="stable", ignore_index=True)
     frames = {"entities": (entities, tuple(REGION)), "timeseries": (timeseries, (*REGION, "date")),
               "yields": (yields, (*REGION, "harvest_year"))}
+    notes = {name: tuple(manifest[name].get("notes", ())) for name in KHAKI}
     for name in KHAKI:
         keys = tuple(manifest[name]["keys"])
         frames[name] = (source[name].sort_values(list(keys), kind="stable", ignore_index=True), keys)
     image_tables = []
     if IMAGERY in inputs:
         counties, keys = frames["counties"]
-        footprints = square_footprints(counties["lon_deg"], counties["lat_deg"], COUNTY_SIDE_M)
-        joined = entity_imagery(inputs[IMAGERY], counties, list(keys), footprints, prefix="county_")
+        located = (counties["lat_deg"].notna() & counties["lon_deg"].notna()).to_numpy()
+        placed = counties[located].reset_index(drop=True)
+        footprints = square_footprints(placed["lon_deg"], placed["lat_deg"], COUNTY_SIDE_M)
+        joined = entity_imagery(inputs[IMAGERY], placed, list(keys), footprints, prefix="county_")
         counties = counties.merge(joined.summary, on=list(keys), how="left", validate="one_to_one")
         frames["counties"] = (counties, keys)
         units |= joined.summary_units
-        image_tables = joined.tables
-    tables = [Table(name, frame, keys, _units_of(frame, units, keys)) for name, (frame, keys) in frames.items()]
+        left_out = unlocated_note(counties.loc[~located, "crop"], len(counties))
+        notes["counties"] += left_out
+        image_tables = [replace(table, notes=left_out) for table in joined.tables]
+    tables = [Table(name, frame, keys, _units_of(frame, units, keys), notes.get(name, ()))
+              for name, (frame, keys) in frames.items()]
     return tables + image_tables
+
+
+def unlocated_note(crops: pd.Series, total: int) -> tuple[str, ...]:
+    """The note on the counties the imagery join leaves out for having no coordinates (none: no note)."""
+    if crops.empty:
+        return ()
+    per_crop = ", ".join(f"{crop} {count}" for crop, count in crops.value_counts().sort_index().items())
+    return (f"{len(crops)} of {total} counties have no coordinates (lat_deg or lon_deg null) and are left out"
+            f" of the imagery join (no county_image_stats or county_image_static rows, null image summary"
+            f" columns): {per_crop}",)
 
 
 def _entities(source: dict) -> pd.DataFrame:

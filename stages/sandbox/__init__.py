@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from stages.sandbox import cgroups, command, filesystem, process, seccomp
+from stages.sandbox import cgroups, command, debris, filesystem, process, seccomp
 from stages.sandbox.filesystem import AGENT_MOUNT, WORKSPACE, Sizes, python_runtime_paths
 from stages.sandbox.untrusted import Collected, collect
 
@@ -118,6 +118,9 @@ def run_sandboxed(
         SandboxUnavailable: bwrap is missing and `unsafe_no_sandbox` is False.
     """
     workspace = workspace.resolve()
+    debris.start_harness()
+    if debris.stopping():
+        return RunResult(None, False, 0.0, "", "", "the harness was stopped by a signal before the run")
     if not bwrap_available():
         if not unsafe_no_sandbox:
             raise SandboxUnavailable(
@@ -168,6 +171,7 @@ def _run_in_bwrap(workspace, argv, limits, agent_dir, hidden, extra_env, names, 
             group.remove()
         return RunResult(None, False, time.monotonic() - start, "", "", f"cannot start: {exc}")
     _close(report_w, info_w, *data_fds, *etc_fds.values())
+    debris.track(proc)
 
     def harvest(state: process.Watch) -> None:
         root = f"/proc/{state.sandbox_pid}/root"
@@ -187,6 +191,7 @@ def _run_in_bwrap(workspace, argv, limits, agent_dir, hidden, extra_env, names, 
             stop=lambda s: stop_launcher(s, force),
             force=force)
     finally:
+        debris.untrack(proc)
         _close(report_r, info_r)
         hit_by_cgroup = group.limits_hit() if group else []
         if group:
@@ -209,6 +214,8 @@ def stop_launcher(state: process.Watch, force) -> None:
 def _result(state, returncode, elapsed, files, hits, isolation) -> RunResult:
     stderr = state.stderr.text()
     infra_error = None if state.started else stderr.strip() or f"sandbox setup exited with {returncode}"
+    if debris.stopping():  # the harness got a stop signal and killed the run: not the program's result
+        infra_error = "the harness was stopped by a signal during the run"
     if state.stop_reason is not None:
         exit_code = None
     elif state.done_status is not None:

@@ -28,6 +28,8 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from stages.sandbox import debris
+
 ROOT = Path("/sys/fs/cgroup")
 CFS_PERIOD_US = 100_000
 _V1 = ("memory", "pids", "cpu", "cpuacct")
@@ -82,34 +84,48 @@ class Cgroup:
         hit += ["memory"] * (oom > 0) + ["pids"] * (forks > 0)
         return hit + ["cpu"] * self._cpu_budget_hit
 
-    def kill_all(self) -> None:
-        """SIGKILL every process left in the run's cgroups (none should be: the PID namespace ends)."""
-        for _ in range(50):
-            pids = {pid for path in self.procs_files for pid in _pids(path)}
-            if not pids:
-                return
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.02)
-
     def remove(self) -> None:
         """Kill what is left and remove the directories."""
-        self.kill_all()
         for path in dict.fromkeys(self.dirs.values()):
-            for _ in range(100):
-                try:
-                    path.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:  # EBUSY while the last exiting task is being reaped
-                    time.sleep(0.01)
+            kill_and_remove(path)
+
+
+def kill_and_remove(path: Path) -> int:
+    """SIGKILL every process in one cgroup directory, then remove it; returns how many were killed.
+
+    None should be left when a run ends (its PID namespace ends with it); a killed harness's
+    cgroups may still hold a process, and `debris.sweep` removes them through here.
+    """
+    killed = kill_all(path)
+    for _ in range(100):
+        try:
+            path.rmdir()
+            break
+        except FileNotFoundError:
+            break
+        except OSError:  # EBUSY while the last exiting task is being reaped
+            time.sleep(0.01)
+    return len(killed)
+
+
+def kill_all(path: Path) -> set[int]:
+    """SIGKILL the processes listed in `path/cgroup.procs` until none is left (at most 50 rounds)."""
+    killed: set[int] = set()
+    for _ in range(50):
+        pids = set(_pids(path / "cgroup.procs"))
+        if not pids:
+            break
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        killed |= pids
+        time.sleep(0.02)
+    return killed
 
 
 def create(totals: Totals, root: Path = ROOT) -> Cgroup | None:
     """Make the run's cgroup with its totals, or return None when none can be made here."""
-    name = f"scibench-{os.getpid()}-{uuid.uuid4().hex[:12]}"  # the harness's pid: whose run it was
+    name = f"scibench-{debris.owner_tag()}-{uuid.uuid4().hex[:12]}"  # whose run it was (debris.py)
     for make in (_create_v2, _create_v1):
         with contextlib.suppress(OSError):
             group = make(totals, root, name)

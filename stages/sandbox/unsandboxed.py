@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from stages.sandbox import Collected, Limits, RunResult, _result, command, harvest_work, process
+from stages.sandbox import Collected, Limits, RunResult, _result, command, debris, harvest_work, process
 from stages.sandbox.filesystem import python_runtime_paths
 
 
@@ -46,12 +46,14 @@ def run_unsandboxed(
         return RunResult(None, False, time.monotonic() - start, "", "", f"cannot start: {exc}")
     finally:
         os.close(report_w)
+    debris.track(proc)
     try:
         state = process.watch(
             proc, report_r, None, wall_seconds=limits.wall_seconds,
             output_bytes=limits.output_bytes, over_cpu=lambda: False, on_done=lambda s: None,
             stop=lambda s: process.kill_group(proc), force=lambda s: process.kill_group(proc))
     finally:
+        debris.untrack(proc)
         os.close(report_r)
     files: dict[str, Collected] = harvest_work(str(workspace / "work"), names, cap)
     return _result(state, proc.returncode, time.monotonic() - start, files, [],

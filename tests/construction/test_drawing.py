@@ -55,3 +55,36 @@ def test_draw_discards_unavailable_duplicate_and_overflow_scopes():
     ]
     assert len({q.query_id for q in queries}) == 2
     assert all(q.query_id.startswith("q-") for q in queries)
+
+
+def test_a_tables_notes_go_with_it_into_the_public_readme(tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    from stages.catalog import CatalogTask, TaskSpec
+    from stages.construction.drawing import data_readme, extract_tables
+    from stages.repository import write_tables
+    from stages.tables import Table
+
+    note = ("1 of 2 counties have no coordinates (lat_deg or lon_deg null) and are left out of the imagery"
+            " join (no county_image_stats or county_image_static rows, null image summary columns): soybean 1")
+    counties = pd.DataFrame({"crop": pd.array(["maize", "soybean"], dtype="string"),
+                             "loc_id": pd.array(["0", "0"], dtype="string"),
+                             "lat_deg": [39.98, np.nan], "relief_mean_m": [180.0, np.nan]})
+    yields = pd.DataFrame({"crop": pd.array(["maize"], dtype="string"), "loc_id": pd.array(["0"], dtype="string"),
+                           "yield_t_ha": [9.5]})
+    write_tables(tmp_path, [Table("counties", counties, ("crop", "loc_id"), {"lat_deg": "deg", "relief_mean_m": "m"},
+                                  (note,)),
+                            Table("county_yield", yields, ("crop", "loc_id"), {"yield_t_ha": "t/ha"})], {})
+    spec = TaskSpec.model_validate({
+        "id": "t", "domain": "cropbench", "category": "clustering", "difficulty": "easy",
+        "modalities": ["tabular"], "source": {"citation": "c"}, "prompt": "Cluster.",
+        "data": {"repository": "cropbench", "tables": {"counties": ["loc_id", "lat_deg", "relief_mean_m"],
+                                                        "county_yield": ["loc_id", "yield_t_ha"]}},
+        "scopes": [], "answer": {"metrics": [{"name": "silhouette", "description": "s", "target": "> 0.2"}]},
+    })
+    tables = extract_tables(CatalogTask(spec, tmp_path, tmp_path / "reproduce.py", task_hash="h"), tmp_path)
+    assert [(t.name, t.notes) for t in tables] == [("counties", (note,)), ("county_yield", ())]
+    readme = data_readme("t", tables)
+    assert f"| relief_mean_m | float64 | m |\n\nNote: {note}\n\n## county_yield.parquet" in readme
+    assert readme.count("Note:") == 1

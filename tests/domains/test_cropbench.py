@@ -8,10 +8,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from scibench_testing.domains import align_with_imagery
+from scibench_testing.domains import TINY_IMAGERY, align_domain, align_with_imagery, synthesize_and_ingest
 from scibench_testing.realdata import REALDATA, realdata, requires_realdata
 
 from stages.domains import cropbench
+from stages.ingest import ingest
+from stages.provenance import write_synthetic_record
 from stages.repository import SourceTables, read_table, write_tables
 from stages.sources import crops, imagery
 from stages.sources.imagery.mosaic import Square
@@ -141,3 +143,30 @@ def test_synthetic_entities_carry_their_state(tiny):
     entities = tiny["entities"]
     assert entities.columns.tolist()[:4] == ["crop", "adm_id", "country_code", "state"]
     assert entities["state"].notna().all()
+
+
+SOYBEAN_LOOKUP = b"State,County,ID_loc\r\nillinois,adams,0\r\nillinois,alexander,1\r\niowa,adair,2\r\n"
+JOIN_NOTE = ("3 of 15 counties have no coordinates (lat_deg or lon_deg null) and are left out of the imagery"
+             " join (no county_image_stats or county_image_static rows, null image summary columns): soybean 3")
+
+
+def test_counties_without_coordinates_are_left_out_of_the_imagery_join_with_the_reason(tmp_path):
+    params = synthetic.Params(n_counties=12, first_year=2017, last_year=2018)
+    raw = tmp_path / "raw" / "crops"
+    synthetic.write(raw, params)
+    (raw / "khaki" / "Soybeans_Loc_ID.csv").write_bytes(SOYBEAN_LOOKUP)  # the published layout: no lat,long
+    write_synthetic_record(raw, "crops", params)
+    ingest("crops", raw, {}, tmp_path / "sources" / "crops")
+    synthesize_and_ingest("imagery", TINY_IMAGERY, tmp_path)
+    tables = align_domain("cropbench", ["crops", "imagery"], tmp_path)
+    notes = {name: entry.get("notes") for name, entry in tables["_manifest"]["tables"].items()}
+    source_note = ("lat_deg and lon_deg are null for the 3 soybean counties of Soybeans_Loc_ID.csv: its header"
+                   " State,County,ID_loc has no lat,long columns")
+    assert notes["counties"] == [source_note, JOIN_NOTE]
+    assert notes["county_image_stats"] == notes["county_image_static"] == [JOIN_NOTE]
+    assert notes["county_yield"] is None and notes["entities"] is None
+    counties = tables["counties"].set_index(["crop", "loc_id"])
+    assert counties.loc["soybean", ["lat_deg", "relief_mean_m", "ndvi_max"]].isna().all().all()
+    assert counties.loc["maize", ["lat_deg", "relief_mean_m", "ndvi_max"]].notna().all().all()
+    for name, per_county in (("county_image_stats", 4), ("county_image_static", 1)):
+        assert tables[name]["crop"].tolist() == ["maize"] * 12 * per_county

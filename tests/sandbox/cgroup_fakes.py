@@ -9,16 +9,15 @@ group on a plain v1 or v2 layout for the tests of what a made group does.
 from __future__ import annotations
 
 import errno
-import os
 from pathlib import Path
 
 from pytest import MonkeyPatch
 
-from stages.sandbox import cgroups
+from stages.sandbox import cgroups, debris
 from stages.sandbox.cgroups import Cgroup, Totals, create
 
 TOTALS = Totals(memory_bytes=64 << 20, processes=32, cpu_cores=1.5, cpu_seconds=2.0)
-NAME = f"scibench-{os.getpid()}-0123456789ab"
+NAME = f"scibench-{debris.owner_tag()}-0123456789ab"
 
 # The control files the kernel makes in every new cgroup directory, with their initial content.
 V1_FILES = {

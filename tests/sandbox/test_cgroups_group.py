@@ -3,7 +3,7 @@
 Its counters name the limits the kernel enforced (v1 and v2, and nothing for counters a kernel does
 not keep or a group that is gone); its CPU time is read in each version's unit and the CPU budget,
 once passed, stays passed; `remove` takes every directory away, waiting out a busy one for a while;
-`kill_all` kills every listed process within fifty rounds. Then the readers of control files they
+`cgroups.kill_all` kills every listed process within fifty rounds. Then the readers of control files they
 rest on (`_keyed`, `_pids`, `_read`).
 """
 
@@ -136,7 +136,7 @@ def test_kill_all_kills_every_listed_process(fs: FakeCgroupfs, monkeypatch: Monk
         procs.write_text("")
 
     monkeypatch.setattr(cgroups, "time", SimpleNamespace(sleep=kernel_reaps))
-    group.kill_all()
+    cgroups.kill_all(group.dirs["unified"])
     assert [sleeper.returncode for sleeper in sleepers] == [-9, -9]
     assert rounds == [0.02]
 
@@ -150,7 +150,7 @@ def test_kill_all_passes_over_a_process_it_may_not_signal(fs: FakeCgroupfs, monk
 
     monkeypatch.setattr(cgroups, "os", SimpleNamespace(kill=refuse))
     monkeypatch.setattr(cgroups, "time", SimpleNamespace(sleep=lambda seconds: None))
-    group.kill_all()
+    cgroups.kill_all(group.dirs["unified"])
 
 
 def test_kill_all_gives_up_after_fifty_rounds(fs: FakeCgroupfs, monkeypatch: MonkeyPatch) -> None:
@@ -158,7 +158,7 @@ def test_kill_all_gives_up_after_fifty_rounds(fs: FakeCgroupfs, monkeypatch: Mon
     (group.dirs["unified"] / "cgroup.procs").write_text("999999999\n")  # no such process, never leaves
     rounds = []
     monkeypatch.setattr(cgroups, "time", SimpleNamespace(sleep=rounds.append))
-    group.kill_all()
+    cgroups.kill_all(group.dirs["unified"])
     assert rounds == [0.02] * 50
 
 

@@ -11,7 +11,6 @@ conftest.py.
 from __future__ import annotations
 
 import errno
-import os
 import re
 import uuid
 from pathlib import Path
@@ -20,7 +19,7 @@ import pytest
 from pytest import MonkeyPatch
 from sandbox.cgroup_fakes import NAME, TOTALS, V1_OWN, FakeCgroupfs, own_paths
 
-from stages.sandbox import cgroups
+from stages.sandbox import cgroups, debris
 from stages.sandbox.cgroups import Cgroup, create
 
 
@@ -122,4 +121,4 @@ def test_each_run_gets_its_own_name(fs: FakeCgroupfs, monkeypatch: MonkeyPatch) 
     assert first is not None and second is not None
     names = [first.dirs["unified"].name, second.dirs["unified"].name]
     assert names[0] != names[1]
-    assert all(re.fullmatch(rf"scibench-{os.getpid()}-[0-9a-f]{{12}}", name) for name in names)
+    assert all(re.fullmatch(rf"scibench-{re.escape(debris.owner_tag())}-[0-9a-f]{{12}}", name) for name in names)

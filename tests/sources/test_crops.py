@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 from scibench_testing.realdata import REALDATA, requires_realdata
 
-from stages.repository import validate_table
+from stages.repository import validate_table, write_tables
 from stages.sources import crops
 from stages.sources.crops import Params
 from stages.sources.crops.khaki import BUSHEL_T_HA, read_khaki_locations, read_khaki_samples
@@ -350,6 +350,33 @@ def test_khaki_crop_and_lookup_errors(tmp_path):
     lookup.write_text("State,County,lat,ID_loc\niowa,adair,41.3,0\n")
     with pytest.raises(RawFormatError, match=r"missing column\(s\) long in the header"):
         read_khaki_locations(lookup)
+
+
+SOYBEAN_NOTE = ("lat_deg and lon_deg are null for the 3 soybean counties of Soybeans_Loc_ID.csv: its header "
+                "State,County,ID_loc has no lat,long columns")
+
+
+def test_soybean_lookup_without_coordinates_reads_with_null_coordinates_and_a_manifest_note(tmp_path):
+    # the published soybean lookup: State,County,ID_loc, lower case, CRLF; the corn one has lat,long
+    (tmp_path / "khaki").mkdir()
+    (tmp_path / "khaki" / "Soybeans_Loc_ID.csv").write_bytes(
+        b"State,County,ID_loc\r\nillinois,adams,0\r\nillinois,alexander,1\r\niowa,adair,2\r\n")
+    (tmp_path / "khaki" / "Corn_Loc_ID.csv").write_bytes(
+        b"State,County,lat,long,ID_loc\r\nillinois,adams,39.9787786,-91.2110065,0\r\n")
+    read = {table.name: table for table in crops.read(tmp_path, Params(fill_values="error"))}
+    counties = read["counties"].frame
+    assert counties[["crop", "loc_id", "state", "county"]].values.tolist() == [
+        ["maize", "0", "illinois", "adams"], ["soybean", "0", "illinois", "adams"],
+        ["soybean", "1", "illinois", "alexander"], ["soybean", "2", "iowa", "adair"]]
+    assert counties["lat_deg"].tolist()[0] == 39.9787786
+    assert counties[["lat_deg", "lon_deg"]].isna().sum().tolist() == [3, 3]
+    assert read["counties"].notes == (SOYBEAN_NOTE,)
+    assert len(read["fill_values"].frame) == 0  # a lookup without coordinates is no fill (not an error either)
+    manifest = write_tables(tmp_path / "out", crops.read(tmp_path, Params()), {"kind": "source"})
+    assert manifest["tables"]["counties"]["notes"] == [SOYBEAN_NOTE]
+    assert "notes" not in manifest["tables"]["county_yield"]
+    frame, fills, note = read_khaki_locations(tmp_path / "khaki" / "Corn_Loc_ID.csv")
+    assert (len(frame), fills, note) == (1, [], None)
 
 
 def test_khaki_file_for_the_same_crop_twice_is_quarantined(tmp_path):

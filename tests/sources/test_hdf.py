@@ -191,8 +191,8 @@ def test_dangling_and_external_links_name_the_group(tmp_path):
 
 def test_folder_without_files(tmp_path):
     error = error_of(tmp_path)
-    assert (error.path, error.problem) == (str(tmp_path), "no HDF5 or NetCDF files (.h5, .hdf5, .he5, "
-                                           ".nc, .nc4)")
+    assert (error.path, error.problem) == (str(tmp_path), "no HDF5 or NetCDF files (.h5, .h5ad, .hdf5, "
+                                           ".he5, .nc, .nc4)")
     assert tables(tmp_path, on_error="quarantine")["quarantine"]["file"].tolist() == [str(tmp_path)]
 
 

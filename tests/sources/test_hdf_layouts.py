@@ -122,6 +122,7 @@ def test_4d_variable_with_a_level_axis_is_recorded_in_quarantine_manifest_and_st
     row = quarantined(raw / "ta_Amon.nc", "ta", reason, 2 * 2 * 2 * 3)
     assert read_table(tmp_path / "out", "quarantine").to_dict("records") == [row]
     assert manifest["tables"]["quarantine"]["rows"] == 1
+    assert manifest["tables"]["quarantine"]["notes"] == [f"{raw / 'ta_Amon.nc'}: /ta: not read, {reason}"]
     assert capsys.readouterr().err == f"hdf: {raw / 'ta_Amon.nc'}: /ta: {'not read, ' + reason}\n"
     grid = read_table(tmp_path / "out", "grid")
     assert grid["variable"].unique().tolist() == ["ps"]  # a, b, p0: formula terms of lev, not data

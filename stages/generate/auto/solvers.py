@@ -31,7 +31,7 @@ from stages.generate.sda.instances import derived
 from stages.generate.sda.templates import TEMPLATES, Context
 from stages.hashing import content_hash
 from stages.params import AgentParams
-from stages.sandbox import Limits
+from stages.sandbox import Limits, debris
 
 
 def heuristic_solver(task: Task, trial: int) -> float | str | None:
@@ -68,7 +68,7 @@ class AgentSolver:
 
     def attempt(self, task: Task, trial: int) -> str | None:
         """The text of the `answer.json` the agent wrote (None when it wrote none)."""
-        with tempfile.TemporaryDirectory(prefix="scibench-generated-") as scratch:
+        with tempfile.TemporaryDirectory(prefix=debris.temp_prefix("generated")) as scratch:
             public, private = Path(scratch) / "public", Path(scratch) / "private"
             staged.stage(task, public)
             private.mkdir()

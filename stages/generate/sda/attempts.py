@@ -42,7 +42,7 @@ from stages.generate.sda.instances import LETTERS
 from stages.hashing import write_json
 from stages.layout import METRICS
 from stages.params import AgentParams, load_params
-from stages.sandbox import Limits
+from stages.sandbox import Limits, debris
 from stages.scoring.outcomes import is_realistic, parse_answer
 
 BENCHMARKS = (Path("processed/generated/sda"), Path("processed/generated/sda_real"))
@@ -101,7 +101,7 @@ def prompt(instance: dict, form: str, spec: AnswerSpec) -> str:
 def attempt_all(instances: list[dict], benchmark: Path, name: str, agent: AgentParams, limits: Limits,
                 workers: int = 2) -> dict[tuple[str, str], object]:
     """Every instance in both formats, one sandboxed run each; the handed-in value (None when unusable)."""
-    with tempfile.TemporaryDirectory(prefix="scibench-generated-") as scratch:
+    with tempfile.TemporaryDirectory(prefix=debris.temp_prefix("generated")) as scratch:
         public: dict[str, Path] = {}
         for dataset in sorted({i["dataset"] for i in instances}):
             folder = Path(scratch) / "public" / Path(dataset).stem
@@ -174,6 +174,7 @@ def main() -> None:
     parser.add_argument("--llm-fallback", action="store_true",
                         help="ask the pinned judge (params judge.model) about OEQ misses, counted apart")
     args = parser.parse_args()
+    debris.start_harness()
     params = load_params()
     if args.gate:
         floors = {name: params.agents[name] for name in params.generate.floors}

@@ -5,7 +5,7 @@ Raw layout under ``raw_dir`` (any subset; crop and country come from the path, c
     <crop>/<CC>/<source>_<crop>_<CC>.csv   CY-Bench, source in yield, meteo, fpar, ndvi, soil,
                                            soil_moisture, crop_calendar
     khaki/<crop>_samples.csv               Khaki wide county-year file, <crop> corn or soybean(s)
-    khaki/<Crop>_Loc_ID.csv                optional lookup loc_ID -> State, County, lat, long
+    khaki/<Crop>_Loc_ID.csv                optional lookup loc_ID -> State, County[, lat, long]
 
 CY-Bench files are comma-separated with one header row, dates `YYYYMMDD`; units: yield t/ha,
 harvest area ha, production t; meteo tmin/tmax/tavg degC, prec/et0/cwb mm/d, rad J/m2/d, vpd hPa;
@@ -14,7 +14,9 @@ row); soil awc cm/m, bulk density kg/dm3, FAO drainage class; crop calendar sos/
 soil moisture kg/m2. `crop_name` spellings vary (`winter_wheat` under `wheat/`): `crop` is the
 path's crop and `crop_name_raw` keeps the file's. Khaki yields are bu/acre (also given in t/ha);
 its tables are keyed by `loc_id`, which cannot be joined to `adm_id` without a county-name-to-FIPS
-crosswalk (the lookup has names, no FIPS). Rows may come in any order (the real NDVI files are
+crosswalk (the lookup has names, no FIPS). A lookup without `lat,long` columns (the published
+soybean one) gives null coordinates, and the `counties` table's manifest entry carries a note
+naming the file and its header (`Table.notes`). Rows may come in any order (the real NDVI files are
 unsorted) and are sorted by key. Non-csv files (README, PROVENANCE.md, the generator's
 `_truth.json`) are ignored; a csv that fits neither layout is an error. `fill_values` paths are
 relative to ``raw_dir``.
@@ -73,16 +75,18 @@ def read(raw_dir: Path, params: Params) -> Iterator[Table]:
 
     With `on_error="quarantine"` a bad file is left out (its error goes to the quarantine table)
     and every other file is kept. `fill_values` lists, per file, column and raw value, the cells
-    that became null (with `fill_values="report"`).
+    that became null (with `fill_values="report"`). A Khaki lookup without coordinate columns is
+    not fill: its counties' null coordinates are said in a note on the `counties` table.
     """
     errors: list[RawFormatError] = []
     fills: list[Fill] = []
     frames: dict[str, list[pd.DataFrame]] = {name: [] for name in [*SOURCES, *KHAKI_KEYS]}
+    notes: dict[str, list[str]] = {name: [] for name in KHAKI_KEYS}
     owners: dict[tuple, Path] = {}
     allow = params.fill_values == "report"
     for path, kind, parts in _discover(raw_dir, params, errors):
         try:
-            tables, found = _READERS[kind](path, parts, allow)
+            tables, found, said = _READERS[kind](path, parts, allow)
             _claim(path, tables, owners)
         except RawFormatError as error:
             if params.on_error == "raise":
@@ -90,6 +94,8 @@ def read(raw_dir: Path, params: Params) -> Iterator[Table]:
             errors.append(error)
             continue
         fills += found
+        for name, note in said:
+            notes[name].append(note)
         for name, frame in tables.items():
             frames[name].append(frame)
     for source in SOURCES:
@@ -98,7 +104,7 @@ def read(raw_dir: Path, params: Params) -> Iterator[Table]:
     for name, keys in KHAKI_KEYS.items():
         frame = _stack(frames[name], _empty_khaki(name), keys)
         units = KHAKI_UNITS | soil_columns() | {c: WEATHER_UNIT for c in frame if c.startswith("w_")}
-        yield Table(name, frame, keys, {c: units[c] for c in frame if c not in keys})
+        yield Table(name, frame, keys, {c: units[c] for c in frame if c not in keys}, tuple(notes[name]))
     yield _fill_table(raw_dir, fills)
     yield quarantine_table(errors)
 
@@ -109,19 +115,22 @@ def read_cybench(raw_dir: Path, crop: str, country: str, source: str) -> pd.Data
     return read_cybench_file(path, source, crop, country)[0]
 
 
-def _cybench(path: Path, parts: tuple, allow: bool) -> tuple[dict[str, pd.DataFrame], list[Fill]]:
+Read = tuple[dict[str, pd.DataFrame], list[Fill], list[tuple[str, str]]]  # tables, fills, (table, note)
+
+
+def _cybench(path: Path, parts: tuple, allow: bool) -> Read:
     source, crop, country = parts
     frame, fills = read_cybench_file(path, source, crop, country, allow)
-    return {source: frame}, fills
+    return {source: frame}, fills, []
 
 
-def _lookup(path: Path, parts: tuple, allow: bool) -> tuple[dict[str, pd.DataFrame], list[Fill]]:
-    frame, fills = read_khaki_locations(path, allow)
-    return {"counties": frame}, fills
+def _lookup(path: Path, parts: tuple, allow: bool) -> Read:
+    frame, fills, note = read_khaki_locations(path, allow)
+    return {"counties": frame}, fills, [("counties", note)] if note else []
 
 
-def _samples(path: Path, parts: tuple, allow: bool) -> tuple[dict[str, pd.DataFrame], list[Fill]]:
-    return read_khaki_samples(path), []
+def _samples(path: Path, parts: tuple, allow: bool) -> Read:
+    return read_khaki_samples(path), [], []
 
 
 _READERS = {"cybench": _cybench, "lookup": _lookup, "khaki": _samples}  # file kind -> reader

@@ -6,7 +6,11 @@ SoilGrids soil `<var>_mean_<top>-<bottom>cm` (all six depths per variable) and p
 yield per county-year (bu/acre as given, plus t/ha), weather per county-year-week (`w_<i>`: the
 README does not name the six variables, so they keep their index), soil per county and depth
 (checked to be the same in every year) and progress per county-year-week. Lookup: `State,County,
-lat,long,ID_loc`, CRLF; coordinates `0.0,0.0` (real rows, e.g. "illinois,de kalb") are fill.
+lat,long,ID_loc`, CRLF; coordinates `0.0,0.0` (real rows, e.g. "illinois,de kalb") are fill. The
+published soybean lookup (`Soybeans_Loc_ID.csv`) is `State,County,ID_loc`, with no coordinates:
+its counties get null `lat_deg` / `lon_deg`, and the reader returns a note saying so, which the
+source keeps on its `counties` table (a column without its partner, `lat` without `long`, is an
+error).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ DEPTHS = ((0, 5), (5, 15), (15, 30), (30, 60), (60, 100), (100, 200))
 WEEKS = 52
 WEATHER_UNIT = "unspecified (Daymet weekly variable, not named by the source)"
 LOOKUP_COLUMNS = ("State", "County", "lat", "long", "ID_loc")
+COORDINATES = ("lat", "long")
 _WEATHER = re.compile(r"W_(\d+)_(\d+)")
 _SOIL = re.compile(r"([a-z0-9]+)_mean_(\d+)-(\d+)cm")
 _PROGRESS = re.compile(r"P_(\d+)")
@@ -75,15 +80,25 @@ def read_khaki_samples(path: Path) -> dict[str, pd.DataFrame]:
     return {name: t.sort_values(keys[name], kind="stable", ignore_index=True) for name, t in tables.items()}
 
 
-def read_khaki_locations(path: Path, allow_fills: bool = True) -> tuple[pd.DataFrame, list[Fill]]:
-    """Read a `<Crop>_Loc_ID.csv` lookup into `counties`; `0.0,0.0` coordinates become null."""
+def read_khaki_locations(path: Path, allow_fills: bool = True) -> tuple[pd.DataFrame, list[Fill], str | None]:
+    """Read a `<Crop>_Loc_ID.csv` lookup into `counties`; `0.0,0.0` coordinates become null.
+
+    Returns the frame, its fill cells and a note when the lookup has no coordinate columns (then
+    every `lat_deg` / `lon_deg` is null), else None.
+    """
     crop, names = crop_of(path), read_header(path)
     fields = {"State": Field("text"), "County": Field("text"), "lat": Field("float", low=-90, high=90),
               "long": Field("float", low=-180, high=180), "ID_loc": Field("int", low=0, high=10**7)}
-    check_columns(path, names, fields, set(LOOKUP_COLUMNS))
+    located = any(name in names for name in COORDINATES)  # with one of them, the other is required
+    required = set(LOOKUP_COLUMNS) if located else set(LOOKUP_COLUMNS) - set(COORDINATES)
+    check_columns(path, names, fields, required)
     rows = read_rows(path, names, fields)
     rows.check_unique(["ID_loc"])
-    lat, lon = (rows.frame[c].to_numpy(np.float64) for c in ("lat", "long"))
+    n = len(rows.frame)
+    lat, lon = ((rows.frame[c].to_numpy(np.float64) for c in COORDINATES) if located
+                else (np.full(n, np.nan), np.full(n, np.nan)))
+    note = None if located else (f"lat_deg and lon_deg are null for the {n} {crop} counties of {path.name}: its "
+                                 f"header {','.join(names)} has no lat,long columns")
     fill = (lat == 0) & (lon == 0)
     if fill.any() and not allow_fills:
         raise rows.error(int(np.argmax(fill)), "fill coordinates 0.0,0.0 (no location)")
@@ -93,7 +108,7 @@ def read_khaki_locations(path: Path, allow_fills: bool = True) -> tuple[pd.DataF
         "loc_id": pd.array(rows.frame["ID_loc"].astype(str).to_numpy(), dtype="string"),
         "state": rows.frame["State"], "county": rows.frame["County"],
         "lat_deg": np.where(fill, np.nan, lat), "lon_deg": np.where(fill, np.nan, lon)})
-    return frame.sort_values("loc_id", kind="stable", ignore_index=True), fills
+    return frame.sort_values("loc_id", kind="stable", ignore_index=True), fills, note
 
 
 def soil_columns() -> dict[str, str]:

@@ -1,17 +1,21 @@
-"""HDF source adapter: HDF5 datasets, 10x Genomics sparse count matrices and gridded NetCDF.
+"""HDF source adapter: HDF5 datasets, 10x Genomics and AnnData count matrices, and gridded NetCDF.
 
-Raw layout: any tree of files under ``raw_dir`` ending in ``.h5``, ``.hdf5``, ``.he5``, ``.nc`` or
-``.nc4``, for example::
+Raw layout: any tree of files under ``raw_dir`` ending in ``.h5``, ``.hdf5``, ``.he5``, ``.h5ad``,
+``.nc`` or ``.nc4``, for example::
 
     cellranger_v3/filtered_feature_bc_matrix.h5      10x v3: /matrix, /matrix/features/...
     cellranger_v2/filtered_gene_bc_matrices_h5.h5    10x v2: one group per genome
+    pbmc/counts.h5ad                                 AnnData: X (dense, CSR or CSC), obs, var
     simulation/bucket_water_balance.nc               NetCDF-4, CF, (time, lat, lon) variables
 
 Each file is read for everything it holds: every HDF5 file lists its datasets (path, shape, dtype,
 attributes) and gives the numeric 1-D / 2-D datasets named in `Params.datasets` as long tables; a
-10x matrix (v3 `/matrix` or v2 genome groups, see `sparse`) gives features, barcodes and a COO
-count table, and an aggregation's matrix (`outs/count/` beside `outs/aggregation.csv`) also its
-`libraries` (see `aggregation`); a NetCDF file, or an HDF5 file whose numeric datasets carry
+count matrix gives features, barcodes and a COO count table. Its layout is told from the file's
+structure, never from the suffix: a root tagged `encoding-type: anndata` is an AnnData file
+(`X` with `obs` as barcodes and `var` as features, see `h5ad`); otherwise a `/matrix` group with
+`features` is 10x v3 and top-level groups with `genes` / `gene_names` are 10x v2 (see
+`sparse`). An aggregation's 10x matrix (`outs/count/` beside `outs/aggregation.csv`) also gives
+its `libraries` (see `aggregation`). A NetCDF file, or an HDF5 file whose numeric datasets carry
 dimension scales, gives its (time, y, x) grid variables, regular or curvilinear, in long form with
 their cells (see `grid`): `grid` on real calendars (UTC), `grid_model_calendar` on model calendars
 such as 360_day (the model's own dates, see `times`). Classic (NetCDF-3) files only take the grid
@@ -36,7 +40,8 @@ so none is left).
 
 Formats: The HDF Group, HDF5 (https://www.hdfgroup.org/solutions/hdf5/); Cell Ranger feature-
 barcode matrices, Zheng et al. (2017), doi:10.1038/ncomms14049; CF conventions data model,
-Hassell et al. (2017), doi:10.5194/gmd-10-4619-2017.
+Hassell et al. (2017), doi:10.5194/gmd-10-4619-2017; AnnData on-disk format, Virshup et al. (2024),
+doi:10.21105/joss.04371.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from stages.sources.hdf.aggregation import aggregation_csv, read_libraries
 from stages.sources.hdf.datasets import DatasetInfo, list_datasets, open_hdf5, read_numeric, sniff
 from stages.sources.hdf.grid import GridFile, plan_grid, read_grid_cells
+from stages.sources.hdf.h5ad import is_anndata, read_anndata
 from stages.sources.hdf.layouts import say_left_out
 from stages.sources.hdf.sparse import SparseMatrix, read_sparse_groups, read_sparse_matrix, sparse_groups
 from stages.sources.hdf.stream import (
@@ -78,11 +84,12 @@ CITATION = (
     " cells, Nature Communications 8, 14049, doi:10.1038/ncomms14049 (10x Genomics matrices);"
     " Hassell, D. et al. (2017): A data model of the Climate and Forecast metadata conventions"
     " (CF-1.6) with a software implementation (cf-python v2.1), GMD 10, 4619-4646,"
-    " doi:10.5194/gmd-10-4619-2017 (gridded NetCDF)"
+    " doi:10.5194/gmd-10-4619-2017 (gridded NetCDF); Virshup, I. et al. (2024): anndata: Access and"
+    " store annotated data matrices, Journal of Open Source Software, doi:10.21105/joss.04371 (.h5ad)"
 )
 LICENSE = ("per file: the real 10x sample is from scverse/scanpy's tests (BSD-3-Clause); synthetic"
            " files written by stages.synthesize.hdf carry no restrictions")
-SUFFIXES = frozenset({".h5", ".hdf5", ".he5", ".nc", ".nc4"})
+SUFFIXES = frozenset({".h5", ".hdf5", ".he5", ".h5ad", ".nc", ".nc4"})
 NETCDF_SUFFIXES = frozenset({".nc", ".nc4"})
 GLOB_CHARACTERS = frozenset("*?[")
 VARIES = "varies: see column unit"
@@ -129,7 +136,7 @@ class FileTables:
     """What one file gives: its whole tables (without `file`), what it streams, the requests it meets."""
 
     frames: dict[str, pd.DataFrame]
-    matrix: SparseMatrix | None  # its 10x matrix: the `counts` rows
+    matrix: SparseMatrix | None  # its 10x or AnnData matrix: the `counts` rows
     grid: GridFile | None  # its checked grid metadata: the grid tables' rows, the variables left out
     satisfied: set[str]
 
@@ -184,9 +191,11 @@ def read_file(path: Path, params: Params) -> FileTables:
             infos = list_datasets(path, h5)
             frames["datasets"] = _datasets_frame(infos)
             frames |= _requested_values(path, h5, infos, params.datasets, satisfied)
-            found = sparse_groups(path, h5)
-            if found is not None:
+            if is_anndata(h5):  # checked first: its X group has CSC-like members but is no 10x matrix
+                matrix = read_anndata(path, h5)
+            elif (found := sparse_groups(path, h5)) is not None:
                 matrix = read_sparse_groups(path, h5, *found)
+            if matrix is not None:
                 frames["features"] = matrix.features.sort_values("feature_id", ignore_index=True)
                 frames["barcodes"] = pd.DataFrame({"barcode": pd.array(sorted(matrix.barcodes), dtype="string")})
                 if (libraries := aggregation_csv(path)) is not None:

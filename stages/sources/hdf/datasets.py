@@ -22,6 +22,7 @@ from stages.tables import RawFormatError
 HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 NETCDF3_SIGNATURES = (b"CDF\x01", b"CDF\x02", b"CDF\x05")
 NUMERIC_KINDS = "iuf"
+ENCODING_NAMES = {"ascii": "ASCII", "utf-8": "UTF-8"}
 
 
 @dataclass(frozen=True)
@@ -125,8 +126,8 @@ def read_numeric(path: Path, h5: h5py.File, info: DatasetInfo) -> np.ndarray:
     return out
 
 
-def decode_strings(path: Path, dataset: h5py.Dataset) -> np.ndarray:
-    """A 1-D string dataset (fixed-length bytes or variable-length) decoded as ASCII."""
+def decode_strings(path: Path, dataset: h5py.Dataset, encoding: Literal["ascii", "utf-8"] = "ascii") -> np.ndarray:
+    """A 1-D string dataset (fixed-length bytes or variable-length) decoded as ASCII (10x) or UTF-8 (AnnData)."""
     with reading(path, dataset.name):
         values = dataset[()]
     if values.ndim != 1 or values.dtype.kind not in "SO":
@@ -134,11 +135,30 @@ def decode_strings(path: Path, dataset: h5py.Dataset) -> np.ndarray:
                              f"shape {values.shape} dtype {values.dtype}")
     try:
         if values.dtype.kind == "S":
-            return np.char.decode(values, "ascii").astype(object)
-        return np.array([v.decode("ascii") if isinstance(v, bytes) else str(v) for v in values], object)
+            return np.char.decode(values, encoding).astype(object)
+        return np.array([v.decode(encoding) if isinstance(v, bytes) else str(v) for v in values], object)
     except UnicodeDecodeError as error:
-        position = int(np.argmax([not bytes(v).isascii() for v in values]))
-        raise RawFormatError(path, None, f"{dataset.name}: entry {position} is not ASCII") from error
+        position = next(i for i, v in enumerate(values) if not _decodes(bytes(v), encoding))
+        raise RawFormatError(path, None, f"{dataset.name}: entry {position} is not "
+                             f"{ENCODING_NAMES[encoding]}") from error
+
+
+def text_attribute(node: h5py.Group | h5py.Dataset, key: str) -> str | None:
+    """The attribute `key` of a group or dataset as text; None when absent or not one string."""
+    try:
+        value = node.attrs.get(key)
+    except (OSError, TypeError, ValueError, KeyError):
+        return None
+    value = value.decode("ascii", errors="replace") if isinstance(value, bytes | np.bytes_) else value
+    return value if isinstance(value, str) else None
+
+
+def _decodes(value: bytes, encoding: str) -> bool:
+    try:
+        value.decode(encoding)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _info(name: str, dataset: h5py.Dataset) -> DatasetInfo:

@@ -4,6 +4,10 @@ v3 (Cell Ranger >= 3): one group `/matrix` with `barcodes, data, indices, indptr
 `features/{id, name, feature_type[, genome]}`. v2 (Cell Ranger 1.x/2.x): one group per genome
 (`/<genome>`) with the same CSC members plus `genes, gene_names`; several genome groups are joined
 into one matrix over the union of their barcodes.
+
+`SparseMatrix` is also what an AnnData file's `X` becomes (`h5ad`, layout "anndata"), and the
+checks of the compressed arrays (`check_csc`, `check_no_duplicate_entries`, `check_unique`) are
+the ones both layouts use; their messages name the axes of the layout they check.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse
 
-from stages.sources.hdf.datasets import decode_strings, open_hdf5, reading, resolve
+from stages.sources.hdf.datasets import decode_strings, open_hdf5, reading, resolve, text_attribute
 from stages.tables import RawFormatError
 
 CSC_MEMBERS = ("barcodes", "data", "indices", "indptr", "shape")
@@ -29,7 +33,10 @@ V2_GENES = frozenset({"genes", "gene_names"})
 
 @dataclass(frozen=True, eq=False)  # holds arrays: compared by identity
 class SparseMatrix:
-    """A validated count matrix: `features` rows (in matrix order), `barcodes` columns, CSC arrays."""
+    """A validated count matrix: `features` rows (in matrix order), `barcodes` columns, CSC arrays.
+
+    `layout` is "v3", "v2" or "anndata"; `groups` the HDF5 groups (or dataset) it was read from.
+    """
 
     layout: str
     groups: tuple[str, ...]
@@ -105,7 +112,7 @@ def sparse_groups(path: Path, h5: h5py.File) -> tuple[str, list[str]] | None:
         have = f" (missing {', '.join(missing)})" if missing else ""
         raise RawFormatError(path, None, f"group /{name}: not a 10x matrix: neither 'features' (Cell Ranger 3"
                              f" /matrix layout) nor 'genes' and 'gene_names' (Cell Ranger 2 genome layout){have}")
-    if _root_filetype(h5) == "matrix":
+    if text_attribute(h5, "filetype") == "matrix":
         raise RawFormatError(path, None, "group /: root attribute filetype='matrix' but no 10x matrix: neither"
                              " a /matrix group with features (Cell Ranger 3) nor a genome group with"
                              f" {', '.join(CSC_MEMBERS)}, genes and gene_names (Cell Ranger 2)")
@@ -128,7 +135,7 @@ def read_sparse_groups(path: Path, h5: h5py.File, layout: str, groups: list[str]
     if len(parts) == 1:
         return parts[0]
     features = pd.concat([p.features for p in parts], ignore_index=True)
-    _check_unique(path, "groups " + ", ".join(groups), "feature id",
+    check_unique(path, "groups " + ", ".join(groups), "feature id",
                   features["feature_id"].to_numpy(dtype=object))
     barcodes = list(dict.fromkeys(b for p in parts for b in p.barcodes))
     column_of = {barcode: index for index, barcode in enumerate(barcodes)}
@@ -147,16 +154,6 @@ def read_sparse_groups(path: Path, h5: h5py.File, layout: str, groups: list[str]
                         joined.indptr.astype(np.int64))
 
 
-def _root_filetype(h5: h5py.File) -> str | None:
-    """The root attribute `filetype` as text, None when absent or not one string."""
-    try:
-        value = h5.attrs.get("filetype")
-    except (OSError, TypeError, ValueError, KeyError):
-        return None
-    value = value.decode("ascii", errors="replace") if isinstance(value, bytes | np.bytes_) else value
-    return value if isinstance(value, str) else None
-
-
 def _group_members(h5: h5py.File, name: str) -> set[str] | None:
     """The link names of a top-level group reached by a hard link; None for anything else."""
     link = h5.get(name, getlink=True)
@@ -173,20 +170,22 @@ def _read_group(path: Path, h5: h5py.File, layout: str, name: str) -> SparseMatr
     group = resolve(path, h5, name.lstrip("/"))
     if not isinstance(group, h5py.Group):
         raise RawFormatError(path, None, f"{name}: expected a group, found a dataset")
-    members = {key: _dataset(path, group, key) for key in CSC_MEMBERS}
+    members = {key: member_dataset(path, group, key) for key in CSC_MEMBERS}
     barcodes = decode_strings(path, members["barcodes"])
     features = _read_features(path, group) if layout == "v3" else _read_genes(path, group)
-    _check_unique(path, f"{name}/barcodes", "barcode", barcodes)
-    _check_unique(path, f"{name}/features" if layout == "v3" else f"{name}/genes", "feature id",
+    check_unique(path, f"{name}/barcodes", "barcode", barcodes)
+    check_unique(path, f"{name}/features" if layout == "v3" else f"{name}/genes", "feature id",
                   features["feature_id"].to_numpy(dtype=object))
     with reading(path, name):
         arrays = {key: members[key][()] for key in ("data", "indices", "indptr", "shape")}
-    data, indices, indptr = _check_csc(path, name, arrays, len(features), len(barcodes))
-    _check_no_duplicate_entries(path, name, indices, indptr, features, barcodes)
+    data, indices, indptr = check_csc(path, name, arrays, len(features), len(barcodes))
+    check_no_duplicate_entries(path, name, indices, indptr, features["feature_id"].to_numpy(dtype=object),
+                               barcodes)
     return SparseMatrix(layout, (name,), features, barcodes, data, indices, indptr)
 
 
-def _dataset(path: Path, group: h5py.Group, key: str) -> h5py.Dataset:
+def member_dataset(path: Path, group: h5py.Group, key: str) -> h5py.Dataset:
+    """The dataset linked as `key` in `group`; a missing link or a group there is an error naming both."""
     node = resolve(path, group, key)
     if not isinstance(node, h5py.Dataset):
         raise RawFormatError(path, None, f"group {group.name}: {key!r} is a group, expected a dataset")
@@ -197,8 +196,8 @@ def _read_features(path: Path, group: h5py.Group) -> pd.DataFrame:
     table = resolve(path, group, "features")
     if not isinstance(table, h5py.Group):
         raise RawFormatError(path, None, f"{table.name}: expected a group, found a dataset")
-    columns = {key: decode_strings(path, _dataset(path, table, key)) for key in V3_FEATURES}
-    genome = decode_strings(path, _dataset(path, table, "genome")) if "genome" in table else None
+    columns = {key: decode_strings(path, member_dataset(path, table, key)) for key in V3_FEATURES}
+    genome = decode_strings(path, member_dataset(path, table, "genome")) if "genome" in table else None
     sizes = {key: len(values) for key, values in columns.items()} | (
         {"genome": len(genome)} if genome is not None else {})
     if len(set(sizes.values())) > 1:
@@ -206,26 +205,28 @@ def _read_features(path: Path, group: h5py.Group) -> pd.DataFrame:
     if genome is None:
         genome = np.full(sizes["id"], None, dtype=object)
     genome = np.where(genome == "", None, genome)  # antibody / CRISPR features have no genome
-    return _features(columns["id"], columns["name"], columns["feature_type"], genome)
+    return features_frame(columns["id"], columns["name"], columns["feature_type"], genome)
 
 
 def _read_genes(path: Path, group: h5py.Group) -> pd.DataFrame:
-    ids = decode_strings(path, _dataset(path, group, "genes"))
-    names = decode_strings(path, _dataset(path, group, "gene_names"))
+    ids = decode_strings(path, member_dataset(path, group, "genes"))
+    names = decode_strings(path, member_dataset(path, group, "gene_names"))
     if len(ids) != len(names):
         raise RawFormatError(path, None, f"group {group.name}: genes has {len(ids)} entries but "
                              f"gene_names has {len(names)}")
     genome = group.name.rsplit("/", 1)[-1]
-    return _features(ids, names, np.full(len(ids), V2_FEATURE_TYPE, object),
+    return features_frame(ids, names, np.full(len(ids), V2_FEATURE_TYPE, object),
                      np.full(len(ids), genome, object))
 
 
-def _features(*columns: np.ndarray) -> pd.DataFrame:
+def features_frame(*columns: np.ndarray) -> pd.DataFrame:
+    """The `features` frame (feature_id, name, feature_type, genome) of four arrays, as strings."""
     return pd.DataFrame({name: pd.array(values, dtype="string")
                          for name, values in zip(FEATURE_COLUMNS, columns, strict=True)})
 
 
-def _check_unique(path: Path, where: str, what: str, values: np.ndarray) -> None:
+def check_unique(path: Path, where: str, what: str, values: np.ndarray) -> None:
+    """Raise on an empty or a repeated id, naming `where` (an HDF5 path) and the index."""
     empty = np.flatnonzero(values == "")
     if len(empty):
         raise RawFormatError(path, None, f"{where}: empty {what} at index {empty[0]}")
@@ -237,9 +238,13 @@ def _check_unique(path: Path, where: str, what: str, values: np.ndarray) -> None
                              f"{index} (first at index {first})")
 
 
-def _check_csc(path: Path, name: str, arrays: dict[str, np.ndarray], n_rows: int,
-               n_columns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Validate the CSC arrays against each other and the feature/barcode counts."""
+def check_csc(path: Path, name: str, arrays: dict[str, np.ndarray], n_rows: int, n_columns: int,
+              axes: tuple[str, str] = ("features", "barcodes")) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate compressed arrays (`indptr` over the columns) against each other and the axis sizes.
+
+    `axes` names the rows and the columns in messages; `shape` is (n_rows, n_columns). Returns
+    data, indices and indptr as int64.
+    """
     def fail(problem: str) -> RawFormatError:
         return RawFormatError(path, None, f"group {name}: {problem}")
 
@@ -251,10 +256,10 @@ def _check_csc(path: Path, name: str, arrays: dict[str, np.ndarray], n_rows: int
     if len(shape) != 2 or (shape < 0).any():
         raise fail(f"shape must be two non-negative integers, found {shape.tolist()}")
     if (int(shape[0]), int(shape[1])) != (n_rows, n_columns):
-        raise fail(f"shape {shape.tolist()} does not match {n_rows} features x {n_columns} barcodes")
+        raise fail(f"shape {shape.tolist()} does not match {n_rows} {axes[0]} x {n_columns} {axes[1]}")
     indptr, indices = arrays["indptr"].astype(np.int64), arrays["indices"].astype(np.int64)
     if len(indptr) != n_columns + 1:
-        raise fail(f"indptr has {len(indptr)} entries, expected n_barcodes + 1 = {n_columns + 1}")
+        raise fail(f"indptr has {len(indptr)} entries, expected n_{axes[1]} + 1 = {n_columns + 1}")
     if indptr[0] != 0:
         raise fail(f"indptr[0] is {indptr[0]}, expected 0")
     steps = np.diff(indptr)
@@ -277,22 +282,24 @@ def _check_csc(path: Path, name: str, arrays: dict[str, np.ndarray], n_rows: int
     return data.astype(np.int64), indices, indptr
 
 
-def _check_no_duplicate_entries(path: Path, name: str, indices: np.ndarray, indptr: np.ndarray,
-                                features: pd.DataFrame, barcodes: np.ndarray) -> None:
+def check_no_duplicate_entries(path: Path, name: str, indices: np.ndarray, indptr: np.ndarray,
+                               row_ids: np.ndarray, column_ids: np.ndarray,
+                               words: tuple[str, str] = ("feature", "barcode")) -> None:
+    """Raise on a (row, column) cell stored twice, naming both ids and the entry's position."""
     unsorted = indices[1:] <= indices[:-1]
     starts = indptr[1:-1]
     unsorted[starts[(starts > 0) & (starts < len(indices))] - 1] = False  # each column starts afresh
     if not unsorted.any():
         return  # strictly increasing within every column (as Cell Ranger writes them): no duplicate
-    columns = np.repeat(np.arange(len(barcodes), dtype=np.int64), np.diff(indptr))
-    cells = columns * max(len(features), 1) + indices
+    columns = np.repeat(np.arange(len(column_ids), dtype=np.int64), np.diff(indptr))
+    cells = columns * max(len(row_ids), 1) + indices
     order = np.argsort(cells, kind="stable")
     repeated = np.flatnonzero(np.diff(cells[order]) == 0)
     if len(repeated):
         k = int(order[repeated[0] + 1])
-        feature = features["feature_id"].iloc[int(indices[k])]
-        raise RawFormatError(path, None, f"group {name}: duplicated entry for feature {feature!r} in "
-                             f"barcode {barcodes[columns[k]]!r} (indices[{k}])")
+        raise RawFormatError(path, None, f"group {name}: duplicated entry for {words[0]} "
+                             f"{row_ids[int(indices[k])]!r} in {words[1]} {column_ids[columns[k]]!r} "
+                             f"(indices[{k}])")
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:

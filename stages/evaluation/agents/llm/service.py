@@ -23,6 +23,7 @@ from stages.evaluation.agents.llm import server, usage
 from stages.evaluation.agents.llm.proxy import Proxy, Settings
 from stages.evaluation.agents.program import Binding, ServiceReport
 from stages.evaluation.journal import ModelCall, UsageTotals
+from stages.sandbox import debris
 from stages.sandbox.command import sandbox_identity
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ class ProxyService:
     @contextlib.contextmanager
     def session(self) -> Iterator[Binding]:
         """Serve a fresh proxy on a fresh socket for one attempt; stop it and remove the folder."""
-        folder = Path(tempfile.mkdtemp(prefix="scibench-llm-"))
+        folder = Path(tempfile.mkdtemp(prefix=debris.temp_prefix("llm")))
         self._proxy = proxy = Proxy(self.settings)
         try:
             httpd, thread = server.serve(folder / SOCKET, proxy)
