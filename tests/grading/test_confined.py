@@ -129,17 +129,34 @@ def test_a_reader_that_exits_without_a_frame_is_refused():
     assert refused(lambda: os._exit(3)) == "f.parquet: its reader exited with code 3"
 
 
-def test_a_reader_past_its_time_is_killed_and_refused(tmp_path: Path):
-    pid_file = tmp_path / "pid"
+def test_a_reader_past_its_time_twice_is_killed_and_refused(tmp_path: Path):
+    pids = tmp_path / "pids"
 
     def read():
-        pid_file.write_text(str(os.getpid()))
+        with pids.open("a") as handle:
+            handle.write(f"{os.getpid()}\n")
         time.sleep(60)
 
     started = time.monotonic()
     assert refused(read, Bounds(seconds=1.0)) == "f.parquet: reading it took longer than 1 s"
     assert time.monotonic() - started < 10
-    assert not Path(f"/proc/{pid_file.read_text()}").exists()  # killed and reaped
+    children = pids.read_text().split()
+    assert len(children) == 2 and children[0] != children[1]  # a second child, after the first overran
+    assert not any(Path(f"/proc/{pid}").exists() for pid in children)  # each killed and reaped
+
+
+def test_a_reader_that_hung_once_is_read_again_in_a_new_child(tmp_path: Path):
+    first = tmp_path / "first"
+
+    def read():
+        if not first.exists():  # the first child hangs, as on a lock another thread held at the fork
+            first.write_text(str(os.getpid()))
+            time.sleep(60)
+        return pd.DataFrame({"qsim_mm_d": [1.5, 2.5]})
+
+    frame = confined(read, Bounds(seconds=1.0))
+    assert frame["qsim_mm_d"].tolist() == [1.5, 2.5]
+    assert not Path(f"/proc/{first.read_text()}").exists()
 
 
 def test_rows_past_the_result_bound_are_refused():
