@@ -1,11 +1,18 @@
-"""`make bench`, evaluation part: the harness's overhead, scoring throughput, LLM latency, Dask scale-out.
+"""`make bench`, evaluation part: harness overhead, artifact reading, scoring throughput, LLM latency, Dask.
 
 - `harness_overhead`: a trivial agent (`/bin/true`) on a staged query — workspace built from the
   public files, the sandbox started and torn down, answer and artifact collected, the query scored.
   The median over runs is the harness's own cost per query (target <= 0.1 s).
+- `artifact_reading`: one typical artifact (a prediction per basin-day, 100 basins x 365 days)
+  read `runs` times in this process (`parse_artifact`) and in a forked child under the memory bound
+  (`read_artifact`, what the harness does). The medians and their difference: the child's cost
+  per graded artifact, its fork, the pages it copies on write and its exit (target <= 0.1 s, no
+  more than the harness's own budget per query above).
 - `scoring_throughput`: ST-Bench scoring of synthetic journal results for a two-metric graded task
   (outcome, realistic filter, targets, references, reward), then the task and system summary with
-  bootstrap intervals. Results per second over the whole batch (target >= 100,000).
+  bootstrap intervals. Results per second over the whole batch (target >= 100,000). These are
+  answers only: no artifact is parsed, so the forked reader of `stages.grading.confined` (one
+  child per graded artifact) is not in this figure.
 - `llm_latency`: an `llm` agent (ReAct: one `python` call that hands in an answer, then `submit`)
   through the whole harness (`flows.evaluate`, the sandbox, the loop in it, the proxy) against a
   scripted model server that answers every call after `latency_s`, with `concurrency` queries in
@@ -23,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import json
 import math
 import random
@@ -34,6 +42,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import yaml
 
 from stages.bench.runs import Run, number_task, prefect_env, run_evaluation, write_benchmark
@@ -42,6 +51,7 @@ from stages.evaluation.agents.llm.scripted import Request, ScriptedLLM, Turn
 from stages.evaluation.agents.program import AgentProgram
 from stages.evaluation.journal import Journal
 from stages.evaluation.runner import run_query
+from stages.grading.artifacts import parse_artifact, read_artifact
 from stages.layout import BENCHMARK, CATALOG, METRICS, RUNS, journal_path
 from stages.sandbox import Limits
 from stages.scoring.aggregate import summarize
@@ -53,7 +63,7 @@ TASK = CATALOG / "camels" / "camels-model-comparison" / "task.yaml"
 LLM_AGENT = "llm_scripted"
 CALLS_PER_QUERY = 2  # a `python` call that hands in the answer, then `submit`
 ANSWER_CODE = "import json\njson.dump({'answer': 1}, open('work/answer.json', 'w'))\n"
-MEASUREMENTS = ("harness_overhead", "scoring_throughput", "llm_latency", "dask_scaleout")
+MEASUREMENTS = ("harness_overhead", "artifact_reading", "scoring_throughput", "llm_latency", "dask_scaleout")
 
 
 def harness_overhead(runs: int = 30) -> dict:
@@ -76,6 +86,29 @@ def harness_overhead(runs: int = 30) -> dict:
                 raise RuntimeError(f"harness overhead: the sandbox failed: {attempt.infra_error}")
     return {"runs": runs, "median_s": round(statistics.median(seconds), 4),
             "p90_s": round(sorted(seconds)[int(0.9 * (runs - 1))], 4), "target_s": 0.1}
+
+
+def artifact_reading(runs: int = 200, basins: int = 100, days: int = 365) -> dict:
+    """Median seconds to read one honest artifact in this process and in the forked child."""
+    spec = TaskSpec.model_validate(yaml.safe_load(TASK.read_text())).artifact
+    ids = [f"{basin:08d}" for basin in range(basins)]
+    dates = pd.date_range("2000-01-01", periods=days).astype("datetime64[ns]")
+    required = pd.DataFrame({spec.key[0]: np.repeat(ids, days), spec.key[1]: np.tile(dates, basins)})
+    values = {column: np.random.default_rng(0).random(len(required)) for column in spec.columns}
+    buffer = io.BytesIO()
+    required.assign(**values).to_parquet(buffer, index=False)
+    data = buffer.getvalue()
+    medians = {}
+    for name, read in (("in_process", parse_artifact), ("child", read_artifact)):
+        seconds = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            read(data, spec, required)
+            seconds.append(time.perf_counter() - start)
+        medians[name] = statistics.median(seconds)
+    return {"runs": runs, "rows": len(required), "file_bytes": len(data),
+            "in_process_s": round(medians["in_process"], 4), "child_s": round(medians["child"], 4),
+            "overhead_s": round(medians["child"] - medians["in_process"], 4), "target_overhead_s": 0.1}
 
 
 def synthetic_results(spec: TaskSpec, n: int, seed: int = 0) -> list[Execution]:
@@ -212,6 +245,8 @@ def measure(names: tuple[str, ...], params: dict, benchmark: Path) -> dict:
     results: dict = {}
     if "harness_overhead" in names:
         results["harness_overhead"] = harness_overhead()
+    if "artifact_reading" in names:
+        results["artifact_reading"] = artifact_reading()
     if "scoring_throughput" in names:
         results["scoring_throughput"] = scoring_throughput()
     if {"llm_latency", "dask_scaleout"} & set(names):
@@ -235,6 +270,11 @@ def describe(results: dict) -> list[str]:
     if "harness_overhead" in results:
         overhead = results["harness_overhead"]
         lines.append(f"harness overhead per query: {overhead['median_s']} s median (target <= {overhead['target_s']})")
+    if "artifact_reading" in results:
+        reading = results["artifact_reading"]
+        lines.append(f"artifact reading ({reading['rows']} rows): {reading['in_process_s']} s in process, "
+                     f"{reading['child_s']} s in the child, overhead {reading['overhead_s']} s median "
+                     f"(target <= {reading['target_overhead_s']})")
     if "scoring_throughput" in results:
         scoring = results["scoring_throughput"]
         lines.append(f"scoring: {scoring['per_second']} results/s (target >= {scoring['target_per_second']})")

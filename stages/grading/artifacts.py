@@ -3,9 +3,11 @@
 The bytes were collected by the sandbox with a size cap. Before any data page is decoded, the
 footer is checked: row count, declared uncompressed size, the declared columns. Then only the
 declared columns are read and normalised (entity key as text, dates as days, values as float or
-int). Every problem, including whatever pyarrow raises on a hostile file, becomes an
-`ArtifactError` naming the file and the problem; it is scored as an unparseable answer, never a
-crash of the harness.
+int). What a file declares does not bound what decoding it costs (a dictionary bomb, a page
+header that lies), so `read_artifact` parses in a forked child under a memory bound and takes
+back only the required rows (`stages.grading.confined`). Every problem, including whatever
+pyarrow raises on a hostile file and a child past its bound, becomes an `ArtifactError` naming the
+file and the problem; it is scored as an unparseable answer, never a crash of the harness.
 
 Rows: the artifact must hold every required row (see `stages.grading.truth`) exactly once, with a
 finite value in every value column; rows beyond the required ones are ignored (and counted).
@@ -14,12 +16,14 @@ finite value in every value column; rows beyond the required ones are ignored (a
 from __future__ import annotations
 
 import io
+from functools import partial
 
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
 from stages.catalog import ArtifactSpec
+from stages.grading.confined import BOUNDS, Bounds, read_confined
 from stages.grading.truth import TIMESTAMP_COLUMNS, YEAR_COLUMNS, instants
 
 MAX_UNCOMPRESSED_BYTES = 512 << 20
@@ -35,9 +39,11 @@ def untrusted_parquet(data: bytes, name: str, columns: list[str], max_rows: int)
     """Open an agent's Parquet bytes after checking its footer: rows, declared size, columns.
 
     Nothing is decoded before the checks pass; every problem is an `ArtifactError` naming `name`.
+    The file is opened for single-threaded reads (no pre-buffering on the I/O pool): it is read in
+    a forked child (`stages.grading.confined`), where the parent's pool threads do not exist.
     """
     try:
-        parquet = pq.ParquetFile(io.BytesIO(data))
+        parquet = pq.ParquetFile(io.BytesIO(data), pre_buffer=False)
         metadata = parquet.metadata
         names = set(parquet.schema_arrow.names)
         size = sum(metadata.row_group(g).column(c).total_uncompressed_size
@@ -99,23 +105,33 @@ def _normalise(frame: pd.DataFrame, spec: ArtifactSpec) -> pd.DataFrame:
     return out
 
 
-def read_artifact(data: bytes, spec: ArtifactSpec, required: pd.DataFrame) -> pd.DataFrame:
+def read_artifact(data: bytes, spec: ArtifactSpec, required: pd.DataFrame,
+                  bounds: Bounds = BOUNDS) -> pd.DataFrame:
     """The artifact's required rows, in the order of `required`, with normalised dtypes.
+
+    The file is parsed in a forked child under `bounds` (`parse_artifact` there); a child past a
+    bound or dead is an `ArtifactError` like any unreadable file.
 
     Args:
         data: The collected bytes of `work/<spec.file>`.
         spec: The task's artifact spec.
         required: The key columns of every row the agent owes (dates as datetime64).
+        bounds: What parsing may cost: memory, time, the size of the rows handed back.
 
     Raises:
         ArtifactError: On any problem with the file (unreadable, missing columns or rows, duplicate
-            keys, non-finite values, wrong types).
+            keys, non-finite values, wrong types, past a bound of the child).
     """
+    return read_confined(partial(parse_artifact, data, spec, required), spec.file, ArtifactError, bounds)
+
+
+def parse_artifact(data: bytes, spec: ArtifactSpec, required: pd.DataFrame) -> pd.DataFrame:
+    """`read_artifact` in this process, without a memory bound: only for a child or trusted bytes."""
     parquet = _footer_checks(data, spec, len(required))
     try:
-        table = parquet.read(columns=[*spec.key, *spec.columns])
+        table = parquet.read(columns=[*spec.key, *spec.columns], use_threads=False)
         # The file's pandas metadata is ignored: it could rename columns or turn keys into an index.
-        frame = _normalise(table.to_pandas(ignore_metadata=True), spec)
+        frame = _normalise(table.to_pandas(ignore_metadata=True, use_threads=False), spec)
     except ArtifactError:
         raise
     except Exception as error:  # noqa: BLE001 - a hostile file may make any decoder step fail

@@ -14,17 +14,20 @@ agent did not pass:
 
 A checkpoint matches when it has exactly the annotator's keys and at least `min_share` of the
 compared values agree within `abs_tol + rel_tol * |annotator's value|` (both missing agrees). The
-agent's file is untrusted input: it is read from bytes the harness capped, never from a path.
+agent's file is untrusted input: it is read from bytes the harness capped, never from a path, and
+parsed in a child process under a memory bound.
 """
 
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import pandas as pd
 
 from stages.catalog import CheckpointSpec, TaskSpec
 from stages.grading.artifacts import ArtifactError, untrusted_parquet
+from stages.grading.confined import BOUNDS, Bounds, read_confined
 
 STAGES = ("alignment", "modeling")
 CLASSES = ("alignment", "modeling", "reasoning", "unattributed")
@@ -36,15 +39,24 @@ class CheckpointError(ValueError):
     """A checkpoint file cannot be read as its spec says; the message says why."""
 
 
-def read_checkpoint(spec: CheckpointSpec, data: bytes) -> pd.DataFrame:
+def read_checkpoint(spec: CheckpointSpec, data: bytes, bounds: Bounds = BOUNDS) -> pd.DataFrame:
     """The checkpoint's key and compared columns, one row per key, sorted; raises CheckpointError.
+
+    The file is parsed in a forked child under `bounds` (`stages.grading.confined`); a child past
+    a bound or dead is a `CheckpointError` like any unreadable file.
+    """
+    return read_confined(partial(parse_checkpoint, spec, data), spec.file, CheckpointError, bounds)
+
+
+def parse_checkpoint(spec: CheckpointSpec, data: bytes) -> pd.DataFrame:
+    """`read_checkpoint` in this process, without a memory bound: only for a child or trusted bytes.
 
     The footer is checked before anything is decoded (`stages.grading.artifacts.untrusted_parquet`),
     and only the key and compared columns are read.
     """
     try:
         parquet = untrusted_parquet(data, spec.file, spec.key + spec.columns, MAX_ROWS)
-        frame = parquet.read(columns=spec.key + spec.columns).to_pandas()
+        frame = parquet.read(columns=spec.key + spec.columns, use_threads=False).to_pandas(use_threads=False)
     except ArtifactError as error:
         raise CheckpointError(str(error)) from error
     except Exception as error:  # noqa: BLE001 - any unreadable file is the agent's problem

@@ -17,6 +17,7 @@ from scibench_testing.project import ROOT
 
 from stages.bench.evaluation import (
     ANSWER_CODE,
+    artifact_reading,
     dask_scaleout,
     describe,
     latency_bound_ideal,
@@ -83,6 +84,17 @@ def test_each_measurement_is_one_printed_line():
     ]
     assert describe({"dask_scaleout": {"skipped": "no built benchmark"}}) == [
         "dask scale-out: skipped: no built benchmark"]
+
+
+def test_artifact_reading_times_one_file_in_process_and_in_the_child():
+    figures = artifact_reading(runs=3, basins=2, days=3)
+    assert (figures["runs"], figures["rows"], figures["target_overhead_s"]) == (3, 6, 0.1)
+    assert figures["in_process_s"] > 0 and figures["child_s"] > 0
+    assert figures["overhead_s"] == pytest.approx(figures["child_s"] - figures["in_process_s"], abs=2e-4)
+    figures.update(in_process_s=0.03, child_s=0.06, overhead_s=0.03)
+    assert describe({"artifact_reading": figures}) == [
+        "artifact reading (6 rows): 0.03 s in process, 0.06 s in the child, overhead 0.03 s median "
+        "(target <= 0.1)"]
 
 
 @pytest.fixture(scope="module")

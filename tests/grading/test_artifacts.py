@@ -1,4 +1,10 @@
-"""An agent's artifact is read as a hostile file: every problem is an `ArtifactError`, never a crash."""
+"""An agent's artifact is read as a hostile file: every problem is an `ArtifactError`, never a crash.
+
+The parser (`parse_artifact`) is called here in this process: `read_artifact`, what the harness
+calls, runs it in a forked child (`stages.grading.confined`, tested in test_confined.py and
+test_artifact_bombs.py), where mutation testing's record of which test calls which function
+cannot follow it. The first test pins that the child hands back exactly what the parser returns.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ import pytest
 from scibench_testing.graded import CLUSTERS, PREDICTIONS, days, parquet
 
 from stages.grading import artifacts
-from stages.grading.artifacts import ArtifactError, read_artifact
+from stages.grading.artifacts import ArtifactError, parse_artifact, read_artifact
 
 DATES = days(date(2000, 1, 1), 2)
 REQUIRED = pd.DataFrame({"gauge_id": ["01013500", "01013500", "01022500", "01022500"],
@@ -22,7 +28,7 @@ BASINS = pd.DataFrame({"gauge_id": ["01013500", "01022500", "01030500"]})
 
 
 def read(data: pd.DataFrame | pa.Table | bytes, spec=PREDICTIONS, required=REQUIRED) -> pd.DataFrame:
-    return read_artifact(data if isinstance(data, bytes) else parquet(data), spec, required)
+    return parse_artifact(data if isinstance(data, bytes) else parquet(data), spec, required)
 
 
 def fails(data, message: str, spec=PREDICTIONS, required=REQUIRED) -> str:
@@ -32,6 +38,23 @@ def fails(data, message: str, spec=PREDICTIONS, required=REQUIRED) -> str:
 
 
 # --- what a good file gives back ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("frame", "spec", "required"),
+    [
+        (GOOD, PREDICTIONS, REQUIRED),
+        (GOOD.assign(date=["2000-01-01", "2000-01-02"] * 2, other="x"), PREDICTIONS, REQUIRED),
+        (BASINS.assign(cluster=[0.0, 1.0, 2.0]), CLUSTERS, BASINS),
+    ],
+    ids=["predictions", "dates-as-text", "clusters"],
+)
+def test_the_harness_reads_in_a_child_exactly_what_the_parser_returns(frame, spec, required):
+    data = parquet(frame)
+    pd.testing.assert_frame_equal(read_artifact(data, spec, required), parse_artifact(data, spec, required),
+                                  check_exact=True)
+    with pytest.raises(ArtifactError, match=r"^predictions.parquet lacks the columns \['qsim_mm_d'\]"):
+        read_artifact(parquet(GOOD.drop(columns="qsim_mm_d")), PREDICTIONS, REQUIRED)
 
 
 def test_a_good_file_gives_the_required_rows_in_their_order_with_normalised_dtypes():

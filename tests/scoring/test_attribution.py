@@ -1,14 +1,29 @@
-"""Checkpoint attribution rules: which class a failed run gets from which checkpoints it wrote."""
+"""Checkpoint attribution rules: which class a failed run gets from which checkpoints it wrote.
+
+The file checks call the parser (`parse_checkpoint`) in this process; `read_checkpoint`, which
+`attribute` calls, runs it in a forked child (`stages.grading.confined`).
+"""
 
 from __future__ import annotations
 
 import io
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from stages.catalog import CheckpointSpec
-from stages.scoring.attribution import CheckpointError, attribute, matches, read_checkpoint, records
+from stages.grading.confined import Bounds
+from stages.scoring.attribution import (
+    CheckpointError,
+    attribute,
+    matches,
+    parse_checkpoint,
+    read_checkpoint,
+    records,
+)
 
 ALIGNED = CheckpointSpec(file="aligned.parquet", stage="alignment", description="joined", key=["id"],
                          columns=["n"], abs_tol=1.0, rel_tol=0.0)
@@ -58,15 +73,30 @@ def test_a_passed_query_or_a_task_without_checkpoints_gets_no_class():
 ])
 def test_an_unusable_checkpoint_is_an_error_naming_the_file(frame: pd.DataFrame, problem: str):
     with pytest.raises(CheckpointError, match=f"aligned.parquet .*{problem}|aligned.parquet {problem}"):
-        read_checkpoint(ALIGNED, parquet(frame))
+        parse_checkpoint(ALIGNED, parquet(frame))
 
 
 def test_a_missing_or_extra_key_never_matches_and_missing_values_agree_only_with_missing():
     reference = [{"id": "a", "n": 10.0}, {"id": "b", "n": None}]
-    assert not matches(ALIGNED, read_checkpoint(ALIGNED, parquet(pd.DataFrame({"id": ["a"], "n": [10]}))),
+    assert not matches(ALIGNED, parse_checkpoint(ALIGNED, parquet(pd.DataFrame({"id": ["a"], "n": [10]}))),
                        reference)
-    both = read_checkpoint(ALIGNED, parquet(pd.DataFrame({"id": ["a", "b"], "n": [10.0, None]})))
+    data = parquet(pd.DataFrame({"id": ["a", "b"], "n": [10.0, None]}))
+    both = read_checkpoint(ALIGNED, data)  # through the child: exactly the parser's frame
+    pd.testing.assert_frame_equal(both, parse_checkpoint(ALIGNED, data), check_exact=True)
     assert matches(ALIGNED, both, reference)
-    filled = read_checkpoint(ALIGNED, parquet(pd.DataFrame({"id": ["a", "b"], "n": [10.0, 0.0]})))
+    filled = parse_checkpoint(ALIGNED, parquet(pd.DataFrame({"id": ["a", "b"], "n": [10.0, 0.0]})))
     assert not matches(ALIGNED.model_copy(update={"min_share": 1.0}), filled, reference)
     assert records(ALIGNED, both) == [{"id": "a", "n": 10.0}, {"id": "b", "n": None}]
+
+
+def test_a_checkpoint_that_decodes_past_the_memory_bound_is_an_error_naming_the_bound():
+    # 1 MiB of text, dictionary-encoded over 4,096 rows: a file of a few kB, 4 GiB once decoded.
+    ids = pa.DictionaryArray.from_arrays(pa.array(np.zeros(4096, np.int32)), pa.array(["x" * (1 << 20)]))
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"id": ids, "n": np.zeros(4096)}), buffer, store_schema=False,
+                   dictionary_pagesize_limit=2 << 20, compression="zstd")
+    bomb = buffer.getvalue()
+    assert len(bomb) < 10_000
+    with pytest.raises(CheckpointError) as error:
+        read_checkpoint(ALIGNED, bomb, Bounds(memory_bytes=256 << 20))
+    assert str(error.value) == "aligned.parquet: reading it needs more than 268435456 bytes of memory"
