@@ -14,8 +14,11 @@ export DO_NOT_TRACK := 1
 export DVC_NO_ANALYTICS := 1
 export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 120
 
-# While `make ui` is up, every flow run reports to it.
-UI_URL := $(shell curl -sf -m 2 http://127.0.0.1:$(UI_PORT)/api/health >/dev/null 2>&1 && echo http://127.0.0.1:$(UI_PORT)/api)
+# While this checkout's `make ui` server is up, every flow run reports to it. A server is this
+# checkout's only if `make ui` started it here (flows/ui.py: its pid, port and this checkout's path in
+# $(CACHE)/prefect-ui.json); whatever else answers on UI_PORT is never used.
+UI := $(PYTHON) -m flows.ui --cache $(CACHE) --port $(UI_PORT)
+UI_URL := $(shell $(UI) url 2>/dev/null)
 ifneq ($(UI_URL),)
 export PREFECT_API_URL := $(UI_URL)
 endif
@@ -51,14 +54,16 @@ chromium:
 install: $(VENV)/.installed bubblewrap
 
 # Ends with an 80-column summary: score [CI], outcomes and validity gates per agent (the full numbers:
-# dvc metrics show; the report: processed/reports/index.html). Starts `make ui` first when no Prefect
-# server is up (it stays up: the runs remain viewable; `make ui-stop`), so the 16 flows report to
-# one server instead of each starting a temporary one (~7-17 s each); without it, they still run.
+# dvc metrics show; the report: processed/reports/index.html). Starts `make ui` first unless this
+# checkout's server is up (it stays up: the runs remain viewable; `make ui-stop`), so the 16 flows
+# report to one server instead of each starting a temporary one (~7-17 s each); without it, they
+# still run. A flow whose server fails mid-run finishes anyway and warns (flows/prefect_api.py).
 run: install
-	@$(MAKE) --no-print-directory ui || echo "make run: no Prefect server; each flow starts a temporary one"
-	@if curl -sf -m 2 http://127.0.0.1:$(UI_PORT)/api/health >/dev/null 2>&1; then \
-		export PREFECT_API_URL=http://127.0.0.1:$(UI_PORT)/api; fi; \
-	echo "dvc repro (flow runs: $${PREFECT_API_URL:-temporary Prefect servers})"; dvc repro
+	@$(MAKE) --no-print-directory ui || echo "make run: no Prefect server of this checkout; each flow starts a temporary one"
+	@url=$$($(UI) url); if [ -n "$$url" ]; then export PREFECT_API_URL=$$url; \
+		echo "dvc repro (flow runs report to this checkout's Prefect server, $$url)"; \
+	else unset PREFECT_API_URL; echo "dvc repro (flow runs report to temporary Prefect servers, one per flow)"; fi; \
+	dvc repro
 	python -m stages.report --summary
 
 # As root, the sandbox and attack tests run a second time with the harness as an ordinary user.
@@ -106,23 +111,17 @@ fuzz: install
 lint: install
 	ruff check stages flows tests catalog
 
+# This checkout's Prefect server and UI; a server of another checkout (or anyone's) on UI_PORT is
+# named and left alone, and this one starts on the next free port.
 ui: install
-	@mkdir -p $(CACHE)
-	@if [ -n "$(UI_URL)" ]; then echo "Prefect UI already running: http://127.0.0.1:$(UI_PORT)"; exit 0; fi; \
-	PREFECT_UI_API_URL=http://127.0.0.1:$(UI_PORT)/api \
-		nohup prefect server start --host 127.0.0.1 --port $(UI_PORT) > $(CACHE)/prefect-ui.log 2>&1 & \
-	echo $$! > $(CACHE)/prefect-ui.pid; \
-	for i in $$(seq 1 90); do \
-		curl -sf -m 2 http://127.0.0.1:$(UI_PORT)/api/health >/dev/null 2>&1 && break; sleep 1; \
-	done; \
-	curl -sf -m 2 http://127.0.0.1:$(UI_PORT)/api/health >/dev/null || { echo "Prefect server did not start; see $(CACHE)/prefect-ui.log"; exit 1; }; \
-	echo "Prefect UI: http://127.0.0.1:$(UI_PORT)  (make run now reports here; make ui-stop to stop)"
+	@$(UI) start --log $(CACHE)/prefect-ui.log
 
 api-url:
 	@echo "$(PREFECT_API_URL)"
 
+# Stops this checkout's server only.
 ui-stop:
-	@if [ -f $(CACHE)/prefect-ui.pid ]; then kill $$(cat $(CACHE)/prefect-ui.pid) 2>/dev/null || true; rm -f $(CACHE)/prefect-ui.pid; echo "Prefect UI stopped"; fi
+	@$(UI) stop
 
 clean:
 	rm -rf raw/synthetic processed/sources processed/repositories processed/benchmark processed/runs

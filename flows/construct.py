@@ -15,6 +15,7 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from flows.prefect_api import prefect_api, publish, run_flow
 from stages.catalog import CatalogTask, load_catalog, load_scopes
 from stages.construction import annotate, drawing, resume, staging
 from stages.construction.benchmark import finalize_benchmark, verification_markdown
@@ -198,8 +199,8 @@ def build_benchmark(profile: str, settings: ConstructParams) -> str:
     bench_id, report = finalize_benchmark(BENCHMARK, drawn, verified, golds, discards,
                                           settings.split.for_profile(profile),
                                           data_provenance(settings.domains))
-    create_markdown_artifact(key="verification", markdown=verification_markdown(report),
-                             description="Queries drawn, verified and discarded per task")
+    publish("the artifact 'verification'", create_markdown_artifact, key="verification",
+            markdown=verification_markdown(report), description="Queries drawn, verified and discarded per task")
     return bench_id
 
 
@@ -207,8 +208,9 @@ def main() -> None:
     """DVC entry point."""
     params = load_params()
     runner = ThreadPoolTaskRunner(max_workers=params.construct.concurrency)
-    bench_id = build_benchmark.with_options(task_runner=runner)(params.profile, params.construct)
-    print(f"construct: benchmark {bench_id} written to {BENCHMARK}")
+    with prefect_api():
+        bench_id = run_flow(build_benchmark.with_options(task_runner=runner), params.profile, params.construct)
+        print(f"construct: benchmark {bench_id} written to {BENCHMARK}")
 
 
 if __name__ == "__main__":

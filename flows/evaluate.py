@@ -21,6 +21,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from flows.prefect_api import prefect_api, publish, run_flow
 from stages.evaluation.harness import (
     AgentSetup,
     benchmark_id,
@@ -76,12 +77,12 @@ def run_table(records: list[JournalRecord]) -> list[dict]:
 
 
 def publish_run(agent: str, split: str, records: list[JournalRecord], summary: dict) -> None:
-    """The run's per-task table and summary line as a Prefect artifact of this flow run."""
+    """The run's per-task table and summary line as a Prefect artifact of this flow run (best effort)."""
     from prefect.artifacts import create_table_artifact
 
     key = re.sub(r"[^a-z0-9-]+", "-", f"evaluate-{agent}-{split}".lower())
-    create_table_artifact(table=run_table(records) or [{"task": "(nothing left to run)", "ran": 0}],
-                          key=key, description=describe(agent, summary))
+    publish(f"the artifact {key!r}", create_table_artifact, key=key, description=describe(agent, summary),
+            table=run_table(records) or [{"task": "(nothing left to run)", "ran": 0}])
 
 
 @flow(name="evaluate", flow_run_name="evaluate {agent_name} on {split}")
@@ -146,9 +147,10 @@ def main() -> None:
         parser.error(f"agent {args.agent!r} is not configured in params.yaml agents")
     settings, configured = params.evaluate, params.agents[args.agent]
     runner = task_runner(settings, configured)
-    summary = evaluate.with_options(task_runner=runner)(args.agent, args.split or settings.split, settings,
-                                                        configured, params.prices, args.unsafe_no_sandbox)
-    print(describe(args.agent, summary))
+    with prefect_api():
+        summary = run_flow(evaluate.with_options(task_runner=runner), args.agent, args.split or settings.split,
+                           settings, configured, params.prices, args.unsafe_no_sandbox)
+        print(describe(args.agent, summary))
 
 
 if __name__ == "__main__":

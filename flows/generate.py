@@ -16,6 +16,7 @@ from pathlib import Path
 from prefect import flow, task
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from flows.prefect_api import prefect_api, run_flow
 from stages.evaluation.runner import sandbox_limits
 from stages.generate.auto.model import ModelGenerator
 from stages.generate.auto.outputs import write_outputs
@@ -82,18 +83,20 @@ def main() -> None:
     """DVC entry point."""
     params = load_params()
     runner = ThreadPoolTaskRunner(max_workers=2)
-    summary = generate_sda.with_options(task_runner=runner)(params.profile, params.generate.sda)
-    print(f"generate@sda: {summary['instances']} instances on {summary['datasets']} datasets written to {OUT};"
-          f" rejected {summary['rejected']}")
-    if REPOSITORIES.is_dir():
-        real = generate_sda_real(params.profile, params.generate.sda)
-        print(f"generate@sda_real: {real['instances']} instances on {real['datasets']} repositories written to"
-              f" {REAL_OUT}")
-    else:
-        print(f"generate@sda_real: skipped, no repositories at {REPOSITORIES} (run `dvc repro align` first)")
-    loop = autoscibench(params.generate.auto, params.generate.floors, params.agents, params.evaluate.limits)
-    print(f"generate@auto: kept {loop['with_cards']['kept']} (with cards), {loop['without_cards']['kept']}"
-          f" (without) in {AUTO_OUT}")
+    with prefect_api():
+        summary = run_flow(generate_sda.with_options(task_runner=runner), params.profile, params.generate.sda)
+        print(f"generate@sda: {summary['instances']} instances on {summary['datasets']} datasets written to"
+              f" {OUT}; rejected {summary['rejected']}")
+        if REPOSITORIES.is_dir():
+            real = run_flow(generate_sda_real, params.profile, params.generate.sda)
+            print(f"generate@sda_real: {real['instances']} instances on {real['datasets']} repositories written"
+                  f" to {REAL_OUT}")
+        else:
+            print(f"generate@sda_real: skipped, no repositories at {REPOSITORIES} (run `dvc repro align` first)")
+        loop = run_flow(autoscibench, params.generate.auto, params.generate.floors, params.agents,
+                        params.evaluate.limits)
+        print(f"generate@auto: kept {loop['with_cards']['kept']} (with cards), {loop['without_cards']['kept']}"
+              f" (without) in {AUTO_OUT}")
 
 
 if __name__ == "__main__":

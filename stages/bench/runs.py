@@ -21,7 +21,6 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -33,6 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from stages.layout import task_dir
+from stages.ports import free_port, healthy, listening_pids
 
 CHECKOUT = Path(__file__).resolve().parents[1]  # holds `stages` and `flows`
 STARTUP_SECONDS = 120
@@ -124,39 +124,6 @@ class PrefectServer:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
-
-
-def free_port() -> int:
-    """A port that was free a moment ago (the caller must still check that it got it)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def listening_pids(port: int) -> set[int]:
-    """The pids holding a listening TCP socket on `port` (Linux /proc)."""
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with contextlib.suppress(OSError):
-            for line in Path(table).read_text().splitlines()[1:]:
-                fields = line.split()
-                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
-                    inodes.add(f"socket:[{fields[9]}]")
-    pids = set()
-    for fd in Path("/proc").glob("[0-9]*/fd/*"):
-        with contextlib.suppress(OSError):
-            if os.readlink(fd) in inodes:
-                pids.add(int(fd.parts[2]))
-    return pids
-
-
-def healthy(url: str) -> bool:
-    """Whether `url`/api/health answers."""
-    try:
-        with urllib.request.urlopen(f"{url}/api/health", timeout=2):
-            return True
-    except OSError:
-        return False
 
 
 def start_prefect_server(env: dict[str, str], log_dir: Path, port: int | None = None) -> PrefectServer:
