@@ -54,25 +54,21 @@ chromium:
 install: $(VENV)/.installed bubblewrap
 
 # Ends with an 80-column summary: score [CI], outcomes and validity gates per agent (the full numbers:
-# dvc metrics show; the report: processed/reports/index.html). Starts `make ui` first unless this
-# checkout's server is up (it stays up: the runs remain viewable; `make ui-stop`), so the 16 flows
-# report to one server instead of each starting a temporary one (~7-17 s each); without it, they
-# still run. A flow whose server fails mid-run finishes anyway and warns (flows/prefect_api.py).
+# dvc metrics show; the report: processed/reports/index.html). flows/make_run.py: `dvc repro` reporting
+# to this checkout's Prefect server (started unless up; one it started is stopped at the end, KEEP_UI=1
+# keeps it), and a stop signal to make ends the whole run with nothing left behind.
 run: install
-	@$(MAKE) --no-print-directory ui || echo "make run: no Prefect server of this checkout; each flow starts a temporary one"
-	@url=$$($(UI) url); if [ -n "$$url" ]; then export PREFECT_API_URL=$$url; \
-		echo "dvc repro (flow runs report to this checkout's Prefect server, $$url)"; \
-	else unset PREFECT_API_URL; echo "dvc repro (flow runs report to temporary Prefect servers, one per flow)"; fi; \
-	dvc repro
-	python -m stages.report --summary
+	@exec python -m flows.make_run --cache $(CACHE) --port $(UI_PORT) $(if $(KEEP_UI),--keep-ui)
 
 # As root, the sandbox and attack tests run a second time with the harness as an ordinary user.
 # The tests start their own Prefect servers: a `make ui` server left up (make run starts one) is not theirs.
 # Two workers, one module each at a time, longest module first (tests/conftest.py): the end-to-end
 # module's tiny build (~8 min) runs beside the rest of the suite. TEST_WORKERS=0 runs in one process.
+# setpriv --pdeathsig: make passes no SIGTERM on, so pytest asks the kernel for one when make ends, and
+# its session guard (tests/scibench_testing/session_guard.py) ends what the tests started.
 TEST_WORKERS ?= 2
 test: install chromium
-	env -u PREFECT_API_URL pytest $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
+	exec setpriv --pdeathsig TERM -- env -u PREFECT_API_URL pytest $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 	@if [ "$$(id -u)" = 0 ]; then echo "sandbox and attack tests as an ordinary user:"; bash tests/unprivileged.sh; fi
 
 # The attack catalog and the sandbox's start overhead -> processed/metrics/reliability.json.

@@ -32,7 +32,6 @@ warning on stderr names what the Prefect UI lacks. What Prefect offers for this,
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import inspect
 import logging
@@ -55,6 +54,7 @@ from prefect.logging.handlers import APILogWorker
 from prefect.settings import get_current_settings
 
 from stages.ports import free_port, healthy
+from stages.sandbox import debris
 
 R = TypeVar("R")
 API_ERRORS = (httpx.HTTPError, ObjectNotFound)  # httpx.HTTPError covers 5xx, refusals and timeouts
@@ -63,7 +63,6 @@ EVENT_RECONNECTS = 3
 DRAIN_SECONDS = 20  # for the logs and events still queued when the flows are done
 STARTUP_SECONDS = 120
 ATTEMPTS = 3  # a temporary server that loses its port to another process is started on a fresh one
-PR_SET_PDEATHSIG = 1
 
 
 @dataclass
@@ -312,10 +311,7 @@ def drain_workers() -> None:
 
 def serve(port: int, parent: int) -> None:
     """Serve Prefect's API on 127.0.0.1:`port` until stopped or `parent` exits (the kernel kills it then)."""
-    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
-    if os.getppid() != parent:  # the parent died before the signal was armed
-        return
+    debris.die_with_parent(signal.SIGKILL, parent)  # a parent gone already: killed here at once
     import uvicorn
     from prefect.server.api.server import create_app
 

@@ -22,6 +22,11 @@ and cgroups are removed, and the signal then takes its previous course (the defa
 the process with that signal; Python's SIGINT handler raises KeyboardInterrupt). From then on
 `stopping()` is true: a run that ends after the signal is an infra error, never an agent's result.
 
+A harness run as a DVC stage (`DVC_STAGE` is set) also asks the kernel for SIGTERM when its parent,
+`dvc repro`, exits (`die_with_parent`): dvc neither passes a SIGTERM on to its stage nor ends it
+when it is itself ended, and a stage left running is a whole evaluation nobody waits for. Run by
+hand (`python -m flows.evaluate ... &`) a harness outlives the shell that started it, as expected.
+
 Names of an older layout (no start time: `scibench-<pid>-<hex>` cgroups) are swept when their pid
 is gone; untagged temp folders are left alone, since nothing tells whose they are.
 """
@@ -29,6 +34,7 @@ is gone; untagged temp folders are left alone, since nothing tells whose they ar
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import re
 import shutil
@@ -46,6 +52,7 @@ _TEMP_NAME = re.compile(r"scibench-(?:ws|llm|generated)-(\d+)\.(\d+)-[^/]+")
 _CGROUP_NAME = re.compile(r"scibench-(\d+)(?:\.(\d+))?-[0-9a-f]{12}")
 _CGROUP_DEPTH = 6
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+PR_SET_PDEATHSIG = 1
 
 _lock = threading.Lock()
 _live: set[subprocess.Popen] = set()
@@ -167,6 +174,22 @@ def start_harness() -> None:
             previous = signal.getsignal(signum)
             if previous is not signal.SIG_IGN and not getattr(previous, "scibench_cleanup", False):
                 signal.signal(signum, _on_signal(previous))
+    if first and os.environ.get("DVC_STAGE"):
+        die_with_parent(signal.SIGTERM)
+
+
+def die_with_parent(signum: int, parent: int | None = None) -> None:
+    """Have the kernel send `signum` to this process when its parent exits (prctl PR_SET_PDEATHSIG).
+
+    The signal is tied to the parent *thread* that started this process. A parent that was gone
+    before the request (this process was reparented already; `parent`: the pid expected) gets
+    the signal sent here at once.
+    """
+    expected = os.getppid() if parent is None else parent
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != expected:
+        os.kill(os.getpid(), signum)
 
 
 def stopping() -> bool:

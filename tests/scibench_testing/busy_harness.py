@@ -21,7 +21,7 @@ def run_one(public: Path, seconds: float) -> None:
     """One run in a fresh workspace, as the evaluation runs a query."""
     workspace = make_workspace("sleep\n", public)
     try:
-        result = run_sandboxed(workspace, ["sleep", str(seconds)], limits=Limits(wall_seconds=60))
+        result = run_sandboxed(workspace, ["sleep", str(seconds)], limits=Limits(wall_seconds=600))
     finally:
         remove_workspace(workspace)
     print("run", result.exit_code, result.infra_error or "", flush=True)
