@@ -128,7 +128,7 @@ def find(owned_by_gone: bool = True, owner: str | None = None,
         with contextlib.suppress(OSError):
             for entry in sorted(folder.iterdir()):
                 tag = owner_of(entry.name) if _TEMP_NAME.fullmatch(entry.name) else None
-                if tag and wanted(*tag):
+                if tag and wanted(*tag) and entry.is_dir() and not entry.is_symlink():
                     found.folders.append(entry)
                     found.owners.add(tag[0])
     for path in cgroup_dirs(cgroup_root):
@@ -140,13 +140,16 @@ def find(owned_by_gone: bool = True, owner: str | None = None,
 
 
 def remove(debris: Debris) -> Debris:
-    """Kill what is left in the cgroups, remove them and the folders; returns `debris` with `killed`."""
+    """Kill what is left in the cgroups, remove them and the folders; returns what was removed."""
     from stages.sandbox.cgroups import kill_and_remove  # cgroups imports this module
 
     for path in debris.cgroups:
         debris.killed += kill_and_remove(path)
     for folder in debris.folders:
         shutil.rmtree(folder, ignore_errors=True)
+    # What could not be removed (another user's, say) is not reported as removed.
+    debris.folders = [folder for folder in debris.folders if not folder.exists()]
+    debris.cgroups = [path for path in debris.cgroups if not path.exists()]
     return debris
 
 

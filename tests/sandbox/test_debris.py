@@ -149,3 +149,23 @@ def test_twenty_kills_leave_no_process_folder_or_cgroup(tmp_path: Path) -> None:
     sweeps = [line for line in log.read_text().splitlines() if line.startswith("scibench: swept")]
     swept_pids = {pid for line in sweeps for pid in line.split("(pids ")[1].rstrip(")").split(", ")}
     assert killed_hard and {tag.split(".")[0] for tag in killed_hard} <= swept_pids
+
+
+def test_a_planted_symlink_or_file_with_a_gone_owners_name_is_not_followed(tmp_path: Path) -> None:
+    target = tmp_path / "precious"
+    target.mkdir()
+    (target / "keep.txt").write_text("keep\n")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    (temp / f"scibench-ws-{gone_tag()}-link").symlink_to(target)
+    (temp / f"scibench-ws-{gone_tag()}-file").write_text("a file\n")
+    assert not debris.sweep(temp_dirs=(temp,), cgroup_root=tmp_path / "no-cgroups")
+    assert (target / "keep.txt").read_text() == "keep\n"
+    names = [f"scibench-ws-{gone_tag()}-file", f"scibench-ws-{gone_tag()}-link"]
+    assert sorted(p.name for p in temp.iterdir()) == names
+
+
+def test_what_cannot_be_removed_is_not_reported_as_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / f"scibench-ws-{gone_tag()}-x1").mkdir()
+    monkeypatch.setattr(debris.shutil, "rmtree", lambda path, ignore_errors: None)  # as for another user's folder
+    assert not debris.sweep(temp_dirs=(tmp_path,), cgroup_root=tmp_path / "no-cgroups")
