@@ -31,10 +31,10 @@ def listening_pids(port: int) -> set[int]:
                 if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A: LISTEN
                     inodes.add(f"socket:[{fields[9]}]")
     pids = set()
-    for fd in Path("/proc").glob("[0-9]*/fd/*"):
-        with contextlib.suppress(OSError):
-            if os.readlink(fd) in inodes:
-                pids.add(int(fd.parts[2]))
+    for process in Path("/proc").glob("[0-9]*"):
+        with contextlib.suppress(OSError):  # a process that ends meanwhile, or another user's
+            if any(os.readlink(fd) in inodes for fd in process.joinpath("fd").iterdir()):
+                pids.add(int(process.name))
     return pids
 
 
