@@ -48,9 +48,9 @@ def flow_run_states(api_url: str) -> dict[str, str]:
         return {run["name"]: run["state_type"] for run in json.load(response)}
 
 
-@needs_bwrap
-def test_an_artifact_the_api_refuses_costs_the_run_only_that_artifact(tmp_path):
-    server = start_failing_api(offline_env(tmp_path), tmp_path, [ARTIFACTS])
+def evaluate_refused(tmp_path, refused: list):
+    """Evaluate the mini benchmark against an API that answers 500 to `refused`; the run must complete."""
+    server = start_failing_api(offline_env(tmp_path), tmp_path, refused)
     try:
         done, journal, keys = evaluate_mini(tmp_path, server.api_url)
         states = flow_run_states(server.api_url)
@@ -59,6 +59,12 @@ def test_an_artifact_the_api_refuses_costs_the_run_only_that_artifact(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.splitlines()[-1] == "evaluate@steady on test: 4 queries, ran 4, 0 already in the journal"
     assert set(journal_state(journal).keys) == keys
+    return done, states, server
+
+
+@needs_bwrap
+def test_an_artifact_the_api_refuses_costs_the_run_only_that_artifact(tmp_path):
+    done, states, server = evaluate_refused(tmp_path, [ARTIFACTS])
     warning = done.stderr.strip().splitlines()[-1]
     assert warning.startswith(f"WARNING: the Prefect API at {server.api_url} failed (PrefectHTTPStatusError: "
                               "Server error '500 Internal Server Error'")
@@ -69,15 +75,7 @@ def test_an_artifact_the_api_refuses_costs_the_run_only_that_artifact(tmp_path):
 
 @needs_bwrap
 def test_a_final_state_the_api_refuses_keeps_the_flows_result(tmp_path):
-    server = start_failing_api(offline_env(tmp_path), tmp_path, [FINAL_STATES])
-    try:
-        done, journal, keys = evaluate_mini(tmp_path, server.api_url)
-        states = flow_run_states(server.api_url)
-    finally:
-        server.stop()
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.splitlines()[-1] == "evaluate@steady on test: 4 queries, ran 4, 0 already in the journal"
-    assert set(journal_state(journal).keys) == keys
+    done, states, _ = evaluate_refused(tmp_path, [FINAL_STATES])
     assert done.stderr.strip().splitlines()[-1].endswith(
         f"Not recorded in the Prefect UI: the final state of the 'evaluate' flow run. {DONE}")
     assert "Traceback" not in done.stderr
