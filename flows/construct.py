@@ -25,6 +25,7 @@ from stages.params import ConstructParams, load_params
 from stages.provenance import provenance_summary
 from stages.repository import read_manifest, read_table
 from stages.sandbox import debris
+from stages.sandbox.warm import close_all, imports_of
 
 
 @task(name="extract", task_run_name="extract {catalog_task.spec.id}", cache_policy=NO_CACHE)
@@ -54,7 +55,8 @@ def align(catalog_task: CatalogTask, key: str, queries: list, fresh: bool = True
 
 
 @task(name="label", task_run_name="label {query.task_id} {query.scope}", cache_policy=NO_CACHE)
-def label(query: drawing.Query, spec, limits, hidden, key: str, rel_tol: float, store: resume.ResumeStore):
+def label(query: drawing.Query, spec, limits, hidden, key: str, rel_tol: float, store: resume.ResumeStore,
+          warm: tuple[str, ...] | None = None):
     """Stage 3: run the annotator script for the query's gold answer (or reuse a stored one).
 
     Then stage 4 on it. Returns (gold, the discard of label or verify, or None).
@@ -64,17 +66,17 @@ def label(query: drawing.Query, spec, limits, hidden, key: str, rel_tol: float, 
     stored = store.label(stored_as)
     if stored is None:
         started = time.monotonic()
-        stored = annotate.label_query(spec, query, folder, limits, hidden, key)
+        stored = annotate.label_query(spec, query, folder, limits, hidden, key, warm)
         store.put_label(stored_as, *stored, about(query, started))
     gold, discard = stored
     if discard is None:
-        discard = verify(query, spec, gold, limits, hidden, rel_tol, key, store)
+        discard = verify(query, spec, gold, limits, hidden, rel_tol, key, store, warm)
     return gold, discard
 
 
 @task(name="verify", task_run_name="verify {query.task_id} {query.scope}", cache_policy=NO_CACHE)
 def verify(query: drawing.Query, spec, gold, limits, hidden, rel_tol: float, key: str,
-           store: resume.ResumeStore):
+           store: resume.ResumeStore, warm: tuple[str, ...] | None = None):
     """Stage 4: re-run the annotator in a fresh sandbox and check gold against targets."""
     folder = task_dir(BENCHMARK, query.task_id)
     stored_as = resume.verify_key(resume.label_key(folder, query, limits,
@@ -83,7 +85,7 @@ def verify(query: drawing.Query, spec, gold, limits, hidden, rel_tol: float, key
     if found:
         return discard
     started = time.monotonic()
-    discard = annotate.verify_query(spec, query, gold, folder, limits, hidden, rel_tol, key)
+    discard = annotate.verify_query(spec, query, gold, folder, limits, hidden, rel_tol, key, warm)
     store.put_verification(stored_as, discard, about(query, started))
     return discard
 
@@ -132,7 +134,8 @@ def _next_batch(candidates: dict[str, list], verified: dict[str, list], tried: d
 
 
 def _round(batch: dict[str, list], started: set, by_id: dict, keys: dict, settings, limits, hidden,
-           golds: dict, verified: dict[str, list], store: resume.ResumeStore) -> list:
+           golds: dict, verified: dict[str, list], store: resume.ResumeStore,
+           warm: tuple[str, ...] | None = None) -> list:
     """One round, the four stages pipelined; fills `golds` and `verified`, returns the discards.
 
     The flow aligns one task after another (in this process, one task's tables in memory at a
@@ -145,7 +148,7 @@ def _round(batch: dict[str, list], started: set, by_id: dict, keys: dict, settin
         staged, unstaged = align(by_id[task_id], keys[task_id], queries, fresh=task_id not in started)
         discards += unstaged
         labelled += [(query, label.submit(query, by_id[task_id].spec, limits, hidden, keys[task_id],
-                                          settings.verify_rel_tol, store)) for query in staged]
+                                          settings.verify_rel_tol, store, warm)) for query in staged]
     for query, future in labelled:
         gold, discard = future.result()
         if discard is None or discard.stage != "label":
@@ -164,6 +167,8 @@ def build_benchmark(profile: str, settings: ConstructParams) -> str:
     limits = sandbox_limits(settings.limits)
     hidden = [Path.cwd().resolve()]
     store = resume.ResumeStore(Path(settings.resume_dir) if settings.resume_dir else None)
+    # the modules every annotator script imports, preloaded by the warm interpreters (None: cold runs)
+    warm = imports_of([CATALOG]) if settings.warm else None
     tasks = load_catalog(CATALOG, settings.domains)
     if settings.tasks:
         unknown = sorted(set(settings.tasks) - {t.spec.id for t in tasks})
@@ -189,7 +194,8 @@ def build_benchmark(profile: str, settings: ConstructParams) -> str:
     verified: dict[str, list] = {t: [] for t in by_id}
     golds, tried, started = {}, dict.fromkeys(by_id, 0), set()
     while batch := _next_batch(candidates, verified, tried, wanted):
-        discards += _round(batch, started, by_id, keys, settings, limits, hidden, golds, verified, store)
+        discards += _round(batch, started, by_id, keys, settings, limits, hidden, golds, verified, store,
+                           warm)
         started.update(batch)
     for task_id, pool in candidates.items():
         discards += [drawing.Discard(task_id, q.scope, "formalize",
@@ -209,7 +215,10 @@ def main() -> None:
     params = load_params()
     runner = ThreadPoolTaskRunner(max_workers=params.construct.concurrency)
     with prefect_api():
-        bench_id = run_flow(build_benchmark.with_options(task_runner=runner), params.profile, params.construct)
+        try:
+            bench_id = run_flow(build_benchmark.with_options(task_runner=runner), params.profile, params.construct)
+        finally:
+            close_all()  # this process's warm sandboxes
         print(f"construct: benchmark {bench_id} written to {BENCHMARK}")
 
 

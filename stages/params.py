@@ -95,6 +95,7 @@ class ConstructParams(Section):
     verify_rel_tol: float = 1e-6
     concurrency: int = Field(2, ge=1)
     limits: SandboxLimits = SandboxLimits()
+    warm: bool = True  # annotator runs fork from a warm interpreter in one sandbox per worker
     # finished labels and verifications, reused by a resumed or repeated build ("": none kept)
     resume_dir: str = ".cache/construct"
 

@@ -27,15 +27,17 @@ import pandas as pd
 from stages.catalog import TaskSpec
 from stages.construction.drawing import Discard, Query, answers_agree
 from stages.evaluation.agents.program import AgentProgram
-from stages.evaluation.runner import Attempt, run_query
+from stages.evaluation.runner import Attempt, attempt_of, run_query
 from stages.grading.recompute import recompute
 from stages.grading.references import read_references
 from stages.sandbox import Limits
+from stages.sandbox.warm import PoolSpec, run_warm
 from stages.scoring.attribution import CheckpointError, read_checkpoint
 from stages.scoring.attribution import matches as checkpoint_matches
 from stages.scoring.attribution import records as checkpoint_records
 from stages.scoring.outcomes import Execution, Outcome
 from stages.scoring.query import GoldError, Grading, other_references, score_query
+from stages.workspace import ANSWER_FILE, MAX_ARTIFACT_BYTES
 
 BOOTSTRAP_FILE = "bootstrap.json"
 
@@ -99,11 +101,20 @@ def _checkpoints(task: TaskSpec, attempt: Attempt) -> dict[str, list[dict]] | No
 
 
 def run_annotator(task: TaskSpec, query: Query, task_dir: Path, limits: Limits,
-                  hidden: list[Path]) -> Attempt:
-    """Run the task's annotator script on one query in a fresh sandboxed workspace."""
-    return run_query(query.prompt, task_dir / "public" / query.query_id,
-                     annotator_program(task_dir / "private"), limits, hidden,
-                     collect=collected_files(task))
+                  hidden: list[Path], warm: tuple[str, ...] | None = None) -> Attempt:
+    """Run the task's annotator script on one query in a fresh sandboxed workspace.
+
+    `warm` (the modules to preload; see `stages.sandbox.warm`) runs it as a child of a warm
+    interpreter in this worker's warm sandbox instead of starting a sandbox and Python for it.
+    """
+    public, collect = task_dir / "public" / query.query_id, collected_files(task)
+    if warm is None:
+        return run_query(query.prompt, public, annotator_program(task_dir / "private"), limits, hidden,
+                         collect=collect)
+    result = run_warm(PoolSpec(limits, tuple(hidden), warm), query.prompt, public,
+                      task_dir / "private" / "annotator", "reproduce.py", (ANSWER_FILE, *collect),
+                      MAX_ARTIFACT_BYTES)
+    return attempt_of(result, collect)
 
 
 def _graded_gold(task: TaskSpec, attempt: Attempt, private: Path, key: str) -> dict:
@@ -181,9 +192,9 @@ def query_grading(task_dir: Path, query_id: str, label: Label) -> Grading:
 
 
 def label_query(task: TaskSpec, query: Query, task_dir: Path, limits: Limits, hidden: list[Path],
-                key: str) -> tuple[Label | None, Discard | None]:
-    """Produce the gold of one query, or the reason it has none."""
-    attempt = run_annotator(task, query, task_dir, limits, hidden)
+                key: str, warm: tuple[str, ...] | None = None) -> tuple[Label | None, Discard | None]:
+    """Produce the gold of one query, or the reason it has none (`warm`: see `run_annotator`)."""
+    attempt = run_annotator(task, query, task_dir, limits, hidden, warm)
     try:
         return measure(task, query, task_dir, attempt, key), None
     except LabelProblem as error:
@@ -221,13 +232,17 @@ def gold_problem(task: TaskSpec, label: Label, grading: Grading) -> str | None:
 
 
 def verify_query(task: TaskSpec, query: Query, label: Label, task_dir: Path, limits: Limits,
-                 hidden: list[Path], rel_tol: float, key: str) -> Discard | None:
-    """Re-run the annotator in a fresh sandbox; return the reason to discard the query, or None."""
+                 hidden: list[Path], rel_tol: float, key: str,
+                 warm: tuple[str, ...] | None = None) -> Discard | None:
+    """Re-run the annotator in a fresh sandbox; return the reason to discard the query, or None.
+
+    Warm or cold (`run_annotator`), the re-run is a separate process in a fresh workspace.
+    """
     problem = gold_problem(task, label, query_grading(task_dir, query.query_id, label))
     if problem is None:
         try:
             again = measure(task, query, task_dir, run_annotator(task, query, task_dir, limits,
-                                                                 hidden), key)
+                                                                 hidden, warm), key)
             if not answers_agree(label.gold, again.gold, rel_tol):
                 problem = f"re-run does not reproduce the gold within rel_tol={rel_tol}"
             elif task.checkpoints:

@@ -107,6 +107,11 @@ def run_query(
             )
     finally:
         remove_workspace(workspace)
+    return attempt_of(result, collect)
+
+
+def attempt_of(result: RunResult, collect: tuple[str, ...]) -> Attempt:
+    """What a run left, as the harness keeps it: the answer taken apart, output tails, the files asked for."""
     answer, problem = answer_of(result.files.get(ANSWER_FILE))
     return Attempt(
         answer_text=answer,

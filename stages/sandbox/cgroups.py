@@ -72,16 +72,19 @@ class Cgroup:
             self._cpu_budget_hit = True
         return self._cpu_budget_hit
 
-    def limits_hit(self) -> list[str]:
-        """Which totals the kernel enforced during the run: `memory`, `pids`, `cpu`."""
-        hit = []
+    def events(self) -> dict[str, int]:
+        """How often the kernel enforced each total so far: `memory` (OOM kills), `pids` (forks refused)."""
         if self.version == 1:
             oom = _keyed(self.dirs["memory"] / "memory.oom_control").get("oom_kill", 0)
             forks = _keyed(self.dirs["pids"] / "pids.events").get("max", 0)
         else:
             oom = _keyed(self.dirs["unified"] / "memory.events").get("oom_kill", 0)
             forks = _keyed(self.dirs["unified"] / "pids.events").get("max", 0)
-        hit += ["memory"] * (oom > 0) + ["pids"] * (forks > 0)
+        return {"memory": oom, "pids": forks}
+
+    def limits_hit(self) -> list[str]:
+        """Which totals the kernel enforced during the run: `memory`, `pids`, `cpu`."""
+        hit = [name for name, count in self.events().items() if count > 0]
         return hit + ["cpu"] * self._cpu_budget_hit
 
     def remove(self) -> None:

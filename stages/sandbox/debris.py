@@ -7,6 +7,7 @@ pid is told apart from the owner):
     <tmp>/scibench-ws-<tag>-XXXXXXXX         a query's workspace (stages/workspace.py)
     <tmp>/scibench-llm-<tag>-XXXXXXXX        a model proxy's socket folder
     <tmp>/scibench-generated-<tag>-XXXXXXXX  a generated benchmark's scratch folder
+    <tmp>/scibench-pool-<tag>-XXXXXXXX       a warm pool's exchange folder (warm.py)
     <cgroupfs>/.../scibench-<tag>-<hex>      a run's cgroup, in each controller (cgroups.py)
 
 A harness killed with SIGKILL cannot remove them; its sandboxes die with it (bwrap's
@@ -46,9 +47,9 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-TEMP_KINDS = ("ws", "llm", "generated")
+TEMP_KINDS = ("ws", "llm", "generated", "pool")
 CGROUP_ROOT = Path("/sys/fs/cgroup")
-_TEMP_NAME = re.compile(r"scibench-(?:ws|llm|generated)-(\d+)\.(\d+)-[^/]+")
+_TEMP_NAME = re.compile(r"scibench-(?:ws|llm|generated|pool)-(\d+)\.(\d+)-[^/]+")
 _CGROUP_NAME = re.compile(r"scibench-(\d+)(?:\.(\d+))?-[0-9a-f]{12}")
 _CGROUP_DEPTH = 6
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)

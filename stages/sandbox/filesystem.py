@@ -82,6 +82,25 @@ def mount_args(
     Raises:
         ValueError: An extra bind is not a host directory, or its place is not a new top-level name.
     """
+    args = base_mounts(runtime_paths, hidden, sizes, etc_fds)
+    ws = workspace.resolve()
+    args += ["--perms", "0755", "--dir", WORKSPACE]
+    args += ["--ro-bind", str(ws / "prompt.md"), f"{WORKSPACE}/prompt.md"]
+    args += ["--ro-bind", str(ws / "data"), f"{WORKSPACE}/data"]
+    args += ["--perms", "1777", "--size", str(sizes.work_bytes), "--tmpfs", f"{WORKSPACE}/work"]
+    if agent_dir is not None:
+        args += ["--ro-bind", os.path.abspath(agent_dir), AGENT_MOUNT]
+    args += _extra_binds(extra_ro_binds or {}, runtime_paths)
+    return [*args, "--remount-ro", "/"]
+
+
+
+def base_mounts(runtime_paths: list[Path], hidden: list[Path], sizes: Sizes,
+                etc_fds: dict[str, int]) -> list[str]:
+    """The mounts every sandbox has: the system, /etc, /proc, /dev, /tmp, /dev/shm and the runtime.
+
+    A cold run's workspace and /agent, or a warm pool's folders (warm.py), come after these.
+    """
     args: list[str] = []
     visible: list[Path] = []
     for name in SYSTEM_DIRS:
@@ -111,16 +130,7 @@ def mount_args(
     args += _runtime_binds(runtime_paths, visible)
     visible += [p.resolve() for p in runtime_paths]
     args += _masks(hidden, visible)
-    ws = workspace.resolve()
-    args += ["--perms", "0755", "--dir", WORKSPACE]
-    args += ["--ro-bind", str(ws / "prompt.md"), f"{WORKSPACE}/prompt.md"]
-    args += ["--ro-bind", str(ws / "data"), f"{WORKSPACE}/data"]
-    args += ["--perms", "1777", "--size", str(sizes.work_bytes), "--tmpfs", f"{WORKSPACE}/work"]
-    if agent_dir is not None:
-        args += ["--ro-bind", os.path.abspath(agent_dir), AGENT_MOUNT]
-    args += _extra_binds(extra_ro_binds or {}, runtime_paths)
-    return [*args, "--remount-ro", "/"]
-
+    return args
 
 def _extra_binds(binds: Mapping[Path, str], runtime_paths: list[Path]) -> list[str]:
     """`--ro-bind` for each extra host directory, each at a top-level name nothing else uses."""

@@ -67,7 +67,7 @@ def test_a_round_aligns_each_task_and_keeps_results_in_query_order_whatever_fini
         staged = [q for q in queries if q.query_id != "b3"]  # b3 cannot be staged
         return staged, [Discard("b", "s3", "align", "no data", "b3")] if len(staged) < len(queries) else []
 
-    def submit(query, spec, limits, hidden, key, rel_tol, store):
+    def submit(query, spec, limits, hidden, key, rel_tol, store, warm):
         submitted.append(query.query_id)
         return _Finished(outcomes[query.query_id])
 

@@ -103,11 +103,11 @@ def test_without_a_folder_nothing_is_kept(tmp_path: Path):
 def test_the_flow_runs_an_annotator_once_per_unchanged_query(task: Path, tmp_path: Path, monkeypatch):
     runs = []
 
-    def label_query(spec, query, folder, limits, hidden, key):
+    def label_query(spec, query, folder, limits, hidden, key, warm):
         runs.append(("label", folder))
         return Label({"answer": 2.0}), None
 
-    def verify_query(spec, query, gold, folder, limits, hidden, rel_tol, key):
+    def verify_query(spec, query, gold, folder, limits, hidden, rel_tol, key, warm):
         runs.append(("verify", folder))
         return None
 

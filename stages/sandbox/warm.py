@@ -1,0 +1,320 @@
+"""Warm sandboxes: the annotator scripts pay the interpreter and the scientific stack once per worker.
+
+A cold run (`run_sandboxed`) starts bwrap and a fresh interpreter, which imports pandas,
+scikit-learn and SciPy again: ~1.7 s of a 2-8 s annotator run. A `WarmPool` is one long-lived
+sandbox per worker, built by the same allowlist, namespaces, seccomp filter, privilege drop and
+cgroup as a cold run, whose program is `zygote.py`: it imports the stack once and forks one child
+per run. For run n the harness links that run's files alone (its prompt, public `data/` and the
+annotator's `agent/` folder) into a fresh host folder it binds read-only at `/pool`; the child
+works in a fresh `/scratch/<n>/ws/` (its `work/`, temp directory, stdout and stderr there, all
+tmpfs), under the run's rlimits and wall clock, and exits like `python <script>`. The harness
+takes the run's files out of `work/` as untrusted input exactly as from a cold run, then removes
+the run's folder; the zygote kills whatever the run left and empties `/scratch`, `/tmp` and
+`/dev/shm` before the next one. So each run sees only its own query's files and no private path,
+the verify run is a separate process in a fresh workspace, and a run that crashes, hangs or
+exhausts memory ends alone (the OOM killer takes the child first; a pool whose zygote dies is
+replaced, and the run is done again cold).
+
+For the project's own trusted scripts only (annotators): an untrusted agent keeps a fresh sandbox
+per query. What is imported is what the scripts import (`imports_of`).
+"""
+
+from __future__ import annotations
+
+import ast
+import atexit
+import contextlib
+import itertools
+import json
+import logging
+import os
+import queue
+import select
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from stages.sandbox import (
+    SIGNAL_LIMITS,
+    Limits,
+    RunResult,
+    _close,
+    _memfd,
+    cgroups,
+    command,
+    debris,
+    filesystem,
+    harvest_work,
+    process,
+    run_sandboxed,
+    seccomp,
+)
+
+log = logging.getLogger(__name__)
+
+ZYGOTE = Path(__file__).with_name("zygote.py")
+READY_SECONDS = 120.0  # importing the stack on a loaded machine
+REPLY_GRACE_SECONDS = 30.0  # past the run's wall clock, before the pool counts as dead
+ZYGOTE_MEMORY_BYTES = 1 << 30  # the zygote's own share of the pool's cgroup, above the run's total
+OUTPUT_TAIL_BYTES = process.OUTPUT_TAIL_BYTES
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """What makes pools interchangeable: the runs' limits, the hidden paths, the modules preloaded."""
+
+    limits: Limits
+    hidden: tuple[Path, ...]
+    preload: tuple[str, ...]
+
+
+class PoolDied(RuntimeError):
+    """The zygote did not answer (crashed, killed, or never ready); the pool is unusable."""
+
+
+def imports_of(folders: Sequence[Path]) -> tuple[str, ...]:
+    """The modules the Python files under `folders` import, minus the files' own modules, sorted."""
+    files = sorted(p for folder in folders for p in folder.rglob("*.py"))
+    own = {p.stem for p in files}
+    names = set()
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module)
+    return tuple(sorted(n for n in names if n.split(".")[0] not in own and n != "__future__"))
+
+
+class WarmPool:
+    """One warm sandbox, used by one thread at a time."""
+
+    def __init__(self, spec: PoolSpec):
+        self.spec = spec
+        self._runs = itertools.count()
+        self.folder = Path(tempfile.mkdtemp(prefix=debris.temp_prefix("pool")))
+        self.exchange = self.folder / "runs"  # bound at /pool; the zygote's log stays outside it
+        self.exchange.mkdir()
+        self.group = None
+        self.proc: subprocess.Popen | None = None
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self) -> None:
+        limits, identity = self.spec.limits, command.sandbox_identity()
+        if identity.as_root:  # the sandbox user may enter it, no other host user
+            for folder in (self.folder, self.exchange):
+                os.chown(folder, 0, identity.gid)
+                folder.chmod(0o750)
+        runtime = filesystem.python_runtime_paths()
+        if identity.as_root:
+            self.group = cgroups.create(cgroups.Totals(limits.memory_bytes + ZYGOTE_MEMORY_BYTES,
+                                                       limits.processes, limits.cpu_cores, float("inf")))
+        commands_r, self._commands = os.pipe()
+        self._replies, replies_w = os.pipe()
+        info_r, info_w = os.pipe()
+        fds = {name: _memfd(name, text.encode())
+               for name, text in filesystem.etc_files(identity.uid, identity.gid).items()}
+        seccomp_fd, zygote_fd = _memfd("seccomp", seccomp.filter_program()), _memfd("zygote", ZYGOTE.read_bytes())
+        sizes = filesystem.Sizes(limits.work_bytes, limits.tmp_bytes, limits.shm_bytes)
+        env = command.environment(runtime, "/scratch", None)
+        bwrap = ["bwrap", *filesystem.base_mounts(runtime, list(self.spec.hidden), sizes, fds),
+                 "--perms", "0755", "--dir", "/warm", "--perms", "0644", "--ro-bind-data", str(zygote_fd),
+                 "/warm/zygote.py", "--ro-bind", str(self.exchange), "/pool",
+                 "--perms", "1777", "--size", str(limits.work_bytes), "--tmpfs", "/scratch",
+                 "--remount-ro", "/", *command.namespace_args(identity, seccomp_fd, info_w),
+                 "--chdir", "/scratch", "--clearenv",
+                 *[a for key, value in env.items() for a in ("--setenv", key, value)],
+                 "--", *command.privilege_drop(identity), sys.executable, "/warm/zygote.py",
+                 str(commands_r), str(replies_w), json.dumps(list(self.spec.preload))]
+        prefix = command.enter_cgroups(self.group.procs_files if self.group else []) + command.rlimit_prefix(
+            10**7, limits.address_space_bytes + ZYGOTE_MEMORY_BYTES, limits.file_size_bytes,
+            None if self.group else limits.processes)
+        log_file = open(self.folder / "zygote.log", "wb")  # noqa: SIM115 - closed below, kept by the child
+        passed = (commands_r, replies_w, info_w, seccomp_fd, zygote_fd, *fds.values())
+        try:
+            self.proc = subprocess.Popen(prefix + bwrap, stdin=subprocess.DEVNULL, stdout=log_file,
+                                         stderr=log_file, start_new_session=True, pass_fds=passed)
+        finally:
+            log_file.close()
+            _close(*passed)
+        debris.track(self.proc)
+        self.sandbox_pid = _sandbox_pid(info_r, READY_SECONDS)
+        hello = self._reply(READY_SECONDS)
+        if not hello.get("ready"):
+            raise PoolDied(f"the zygote did not start: {hello}")
+        self.preloaded, self.failed = hello["preloaded"], hello["failed"]
+
+    def _reply(self, seconds: float) -> dict:
+        """The zygote's next JSON line, or `PoolDied` after `seconds` or at its end."""
+        line, deadline = b"", time.monotonic() + seconds
+        while not line.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._replies], [], [], left)[0]:
+                raise PoolDied(f"the zygote gave no answer in {seconds:.0f} s; its log: {self.log_tail()}")
+            chunk = os.read(self._replies, 1 << 16)
+            if not chunk:
+                raise PoolDied(f"the zygote ended; its log: {self.log_tail()}")
+            line += chunk
+        return json.loads(line)
+
+    def log_tail(self) -> str:
+        """The end of the zygote's own stdout and stderr (not a run's)."""
+        with contextlib.suppress(OSError):
+            return (self.folder / "zygote.log").read_bytes()[-2000:].decode(errors="replace").strip()
+        return ""
+
+    def run(self, prompt: str, public_dir: Path, agent_dir: Path, script: str,
+            collect_files: Sequence[str], collect_bytes: int, extra_env: dict | None = None) -> RunResult:
+        """Run `/pool/<n>/agent/<script>` on this query's files; the result as `run_sandboxed` gives it."""
+        from stages.workspace import link_tree
+
+        n = next(self._runs)
+        folder = self.exchange / str(n)
+        (folder / "data").mkdir(parents=True)
+        (folder / "prompt.md").write_text(prompt)
+        link_tree(public_dir, folder / "data")
+        link_tree(agent_dir, folder / "agent")
+        limits, events = self.spec.limits, self.group.events() if self.group else {}
+        env = command.environment(filesystem.python_runtime_paths(), f"/scratch/{n}/ws/work", extra_env)
+        env |= {"TMPDIR": f"/scratch/{n}/tmp"}
+        order = {"run": n, "script": f"/pool/{n}/agent/{script}", "env": env, "wall": limits.wall_seconds,
+                 "cpu": limits.cpu_seconds, "memory": limits.address_space_bytes,
+                 "file_size": limits.file_size_bytes}
+        started = time.monotonic()
+        try:
+            os.write(self._commands, (json.dumps(order) + "\n").encode())
+            reply = self._reply(limits.wall_seconds + REPLY_GRACE_SECONDS)
+            root = f"/proc/{self.sandbox_pid}/root/scratch/{n}"
+            files = harvest_work(f"{root}/ws/work", collect_files, collect_bytes)
+            stdout, stderr = _tail(root, "stdout"), _tail(root, "stderr")
+        except (OSError, PoolDied) as error:
+            raise PoolDied(str(error)) from error
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        hits = ["wall"] * reply["timed_out"]
+        if self.group:
+            hits += [name for name, count in self.group.events().items() if count > events.get(name, 0)]
+        status = reply["status"] if reply["signal"] is None else 128 + reply["signal"]
+        if status in SIGNAL_LIMITS:
+            hits.append(SIGNAL_LIMITS[status])
+        isolation = "warm bwrap pool, uid {}, {}".format(
+            command.sandbox_identity().uid, f"cgroup v{self.group.version}" if self.group else "no cgroup")
+        return RunResult(None if reply["timed_out"] else status, reply["timed_out"],
+                         time.monotonic() - started, stdout, stderr, None, tuple(dict.fromkeys(hits)),
+                         files, isolation)
+
+    def close(self) -> None:
+        """End the sandbox and remove its folder and cgroup."""
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, 9)
+            self.proc.wait()
+            debris.untrack(self.proc)
+            self.proc = None
+        for name in ("_commands", "_replies"):
+            if hasattr(self, name):
+                _close(getattr(self, name))
+                delattr(self, name)
+        if self.group is not None:
+            self.group.remove()
+            self.group = None
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+_idle: dict[PoolSpec, queue.SimpleQueue] = {}  # per process: a Dask worker has its own
+_all: list[WarmPool] = []
+_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def lease(spec: PoolSpec) -> Iterator[WarmPool]:
+    """An idle pool of this spec, or a new one; a pool whose zygote died is closed, not returned."""
+    with _lock:
+        idle = _idle.setdefault(spec, queue.SimpleQueue())
+    try:
+        pool = idle.get_nowait()
+    except queue.Empty:
+        pool = WarmPool(spec)
+        with _lock:
+            _all.append(pool)
+    try:
+        yield pool
+    except PoolDied:
+        pool.close()
+        raise
+    idle.put(pool)
+
+
+def run_warm(spec: PoolSpec, prompt: str, public_dir: Path, agent_dir: Path, script: str,
+             collect_files: Sequence[str], collect_bytes: int) -> RunResult:
+    """One run in a warm pool; if the pool cannot start or dies, the run is done again cold."""
+    try:
+        with lease(spec) as pool:
+            return pool.run(prompt, public_dir, agent_dir, script, collect_files, collect_bytes)
+    except PoolDied as error:
+        log.warning("warm pool failed (%s): running %s cold", error, script)
+    from stages.workspace import make_workspace, remove_workspace
+
+    workspace = make_workspace(prompt, public_dir)
+    try:
+        return run_sandboxed(workspace, [sys.executable, f"/agent/{script}"], limits=spec.limits,
+                             agent_dir=agent_dir, hidden=spec.hidden, collect_files=collect_files,
+                             collect_bytes=collect_bytes)
+    finally:
+        remove_workspace(workspace)
+
+
+def close_all() -> None:
+    """End every pool of this process (the harness's end; atexit)."""
+    with _lock:
+        pools, _all[:] = list(_all), []
+        _idle.clear()
+    for pool in pools:
+        pool.close()
+
+
+atexit.register(close_all)
+
+
+def _tail(root: str, name: str) -> str:
+    """The last bytes of one of the run's output files (a regular file, not followed if a link)."""
+    try:
+        fd = os.open(f"{root}/{name}", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return ""
+        os.lseek(fd, max(0, info.st_size - OUTPUT_TAIL_BYTES), os.SEEK_SET)
+        return os.read(fd, OUTPUT_TAIL_BYTES).decode(errors="replace")
+    finally:
+        os.close(fd)
+
+
+def _sandbox_pid(fd: int, seconds: float) -> int:
+    """The host pid of the sandbox's init, from bwrap's info fd (JSON), within `seconds`."""
+    data, deadline = b"", time.monotonic() + seconds
+    try:
+        while not data.rstrip().endswith(b"}"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise PoolDied("bwrap reported no sandbox pid")
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise PoolDied("bwrap ended before it reported the sandbox pid")
+            data += chunk
+        return int(json.loads(data)["child-pid"])
+    finally:
+        os.close(fd)

@@ -1,0 +1,184 @@
+"""The warm interpreter inside a warm sandbox: imports the scientific stack once, forks one child per run.
+
+This file runs *inside* the sandbox (stages/sandbox/warm.py starts it and hands it over as
+`/warm/zygote.py`); it imports nothing of the project. Usage:
+
+    python /warm/zygote.py <command fd> <reply fd> <modules to preload, JSON list>
+
+It imports the modules, replies `{"ready": ...}`, then serves one command at a time, one JSON
+line each way:
+
+    {"run": n, "script": ..., "env": {...}, "wall": s, "cpu": s, "memory": bytes, "file_size": bytes}
+    -> {"run": n, "status": <exit status or null>, "signal": <signal or null>, "timed_out": bool}
+
+Run n's files are in `/pool/<n>/` (read-only: `prompt.md`, `data/`, `agent/`, placed there by the
+harness for this run alone); its working directory is a fresh `/scratch/<n>/ws/` holding
+`prompt.md` and `data` (links to those) and an empty `work/`, with `/scratch/<n>/tmp` as its temp
+directory and its stdout and stderr in `/scratch/<n>/stdout` and `stderr`. The child is forked
+from this process (so it starts with the stack imported), makes its own session, lowers its
+rlimits to the run's, offers itself first to the OOM killer, and runs the script as `__main__`
+with `runpy`, exiting as `python <script>` would. Before the next run, everything the last one
+left is gone: every other process of the sandbox is killed, and `/scratch`, `/tmp` and `/dev/shm`
+are emptied.
+"""
+
+import atexit
+import importlib
+import json
+import os
+import resource
+import runpy
+import select
+import shutil
+import signal
+import sys
+import time
+import traceback
+
+POOL, SCRATCH = "/pool", "/scratch"
+SHARED_TEMP = ("/tmp", "/dev/shm")
+
+
+def preload(modules: list[str]) -> tuple[list[str], list[str]]:
+    """Import what the runs will import; a module that fails is left for the run to fail on."""
+    loaded, failed = [], []
+    for name in modules:
+        try:
+            importlib.import_module(name)
+            loaded.append(name)
+        except Exception:  # noqa: BLE001 - any import error is the run's to report, not ours
+            failed.append(name)
+    return loaded, failed
+
+
+def empty(folder: str) -> None:
+    """Remove what is inside `folder` (the sandbox's own tmpfs mounts)."""
+    for entry in os.scandir(folder):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                pass
+
+
+def kill_others() -> None:
+    """Kill every other process of the sandbox: all are this user's but PID 1, which is root's."""
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def clear_before_run() -> None:
+    """Nothing of an earlier run stays: no process, nothing in `/scratch`, `/tmp` or `/dev/shm`."""
+    kill_others()
+    for folder in (SCRATCH, *SHARED_TEMP):
+        empty(folder)
+
+
+def child(command: dict, closing: list[int]) -> None:
+    """The forked run: never returns."""
+    code = 1
+    try:
+        for fd in closing:
+            os.close(fd)
+        os.setsid()
+        for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGPIPE", "SIGCHLD"):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+        with open("/proc/self/oom_score_adj", "w") as adj:
+            adj.write("1000")
+        limits = {resource.RLIMIT_CPU: (command["cpu"], command["cpu"] + 1),
+                  resource.RLIMIT_AS: (command["memory"], command["memory"]),
+                  resource.RLIMIT_FSIZE: (command["file_size"], command["file_size"]),
+                  resource.RLIMIT_CORE: (0, 0)}
+        for kind, (soft, hard) in limits.items():
+            ceiling = resource.getrlimit(kind)[1]
+            if ceiling != resource.RLIM_INFINITY:
+                soft, hard = min(soft, ceiling), min(hard, ceiling)
+            resource.setrlimit(kind, (soft, hard))
+        run = f"{SCRATCH}/{command['run']}"
+        null = os.open("/dev/null", os.O_RDONLY)
+        os.dup2(null, 0)
+        for fd, name in ((1, "stdout"), (2, "stderr")):
+            os.dup2(os.open(f"{run}/{name}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
+        os.chdir(f"{run}/ws")
+        os.environ.clear()
+        os.environ.update(command["env"])
+        sys.argv = [command["script"]]
+        sys.path[0] = os.path.dirname(command["script"])
+        try:
+            runpy.run_path(command["script"], run_name="__main__")
+            code = 0
+        except SystemExit as exit_:
+            if exit_.code is None or isinstance(exit_.code, int):
+                code = exit_.code or 0
+            else:
+                print(exit_.code, file=sys.stderr)
+                code = 1
+        except BaseException:  # noqa: BLE001 - reported as the interpreter reports it
+            traceback.print_exc()
+            code = 1
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code & 0xFF)
+
+
+def prepare(n: int) -> None:
+    """The run's fresh folders (see the module docstring)."""
+    run = f"{SCRATCH}/{n}"
+    os.makedirs(f"{run}/ws/work", mode=0o700)
+    os.mkdir(f"{run}/tmp", 0o700)
+    os.symlink(f"{POOL}/{n}/prompt.md", f"{run}/ws/prompt.md")
+    os.symlink(f"{POOL}/{n}/data", f"{run}/ws/data")
+
+
+def wait(pid: int, seconds: float) -> tuple[int, bool]:
+    """The child's wait status, killing its session at the wall clock; (status, timed out)."""
+    handle = os.pidfd_open(pid)
+    try:
+        ready, _, _ = select.select([handle], [], [], seconds)
+    finally:
+        os.close(handle)
+    if not ready:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    _, status = os.waitpid(pid, 0)
+    return status, not ready
+
+
+def serve(commands: int, replies: int) -> None:
+    """Answer commands until the harness closes the command pipe."""
+    reader = os.fdopen(commands, "r", encoding="utf-8")
+    for line in reader:
+        command = json.loads(line)
+        clear_before_run()  # the harness took the last run's files before it sent this command
+        n = command["run"]
+        prepare(n)
+        started = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            child(command, [commands, replies])
+        status, timed_out = wait(pid, command["wall"])
+        kill_others()  # what the run left running; its files stay for the harvest
+        reply = {"run": n, "timed_out": timed_out, "seconds": round(time.monotonic() - started, 3),
+                 "status": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+                 "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None}
+        os.write(replies, (json.dumps(reply) + "\n").encode())
+
+
+def main() -> None:
+    """See the module docstring."""
+    commands, replies = int(sys.argv[1]), int(sys.argv[2])
+    loaded, failed = preload(json.loads(sys.argv[3]))
+    os.write(replies, (json.dumps({"ready": True, "preloaded": loaded, "failed": failed}) + "\n").encode())
+    serve(commands, replies)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""Warm pools (stages/sandbox/warm.py): real runs in one warm sandbox, each seeing only its own files.
+
+Each test runs real programs in a real pool; the attacking runs try to leave something for the next
+run (files in every writable place, a daemon, a killed zygote) or to reach what they must not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from stages.sandbox import Limits, run_sandboxed
+from stages.sandbox import warm
+from stages.workspace import make_workspace, remove_workspace
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+
+PROJECT = Path(__file__).resolve().parents[2]
+LIMITS = Limits(wall_seconds=20, cpu_seconds=20, memory_bytes=2 << 30, address_space_bytes=2 << 30)
+
+
+@pytest.fixture
+def spec(tmp_path: Path) -> warm.PoolSpec:
+    yield warm.PoolSpec(LIMITS, (PROJECT.resolve(), tmp_path.resolve()), ("json", "statistics"))
+    warm.close_all()
+
+
+def query(tmp_path: Path, name: str, script: str, files: dict[str, str] | None = None) -> tuple[Path, Path]:
+    """A public folder with `files` and an agent folder holding `main.py`."""
+    public, agent = tmp_path / name / "public", tmp_path / name / "agent"
+    public.mkdir(parents=True)
+    agent.mkdir()
+    for file, text in (files or {"x.txt": name}).items():
+        (public / file).write_text(text)
+    (agent / "main.py").write_text(script)
+    return public, agent
+
+
+def run(pool: warm.WarmPool, public: Path, agent: Path, prompt: str = "the prompt"):
+    return pool.run(prompt, public, agent, "main.py", ("answer.json",), 1 << 20)
+
+
+LEAVE_TRACES = """
+import os, subprocess, pathlib
+for place in ("/tmp/left", "/dev/shm/left", "work/left", os.environ["TMPDIR"] + "/left"):
+    pathlib.Path(place).write_text("secret of run A")
+subprocess.Popen(["sleep", "600"], start_new_session=True)
+pathlib.Path("work/answer.json").write_text('{"run": "A"}')
+"""
+
+LOOK_AROUND = """
+import json, os, pathlib
+seen = {
+    "cwd": os.getcwd(), "here": sorted(os.listdir(".")), "data": sorted(os.listdir("data")),
+    "prompt": pathlib.Path("prompt.md").read_text(), "pool": sorted(os.listdir("/pool")),
+    "scratch": sorted(os.listdir("/scratch")), "tmp": os.listdir("/tmp"), "shm": os.listdir("/dev/shm"),
+    "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
+    "private": [os.path.exists(p) for p in PRIVATE], "uid": os.getuid(),
+    "home": os.environ["HOME"], "tmpdir": os.environ["TMPDIR"],
+}
+pathlib.Path("work/answer.json").write_text(json.dumps(seen))
+"""
+
+
+def test_a_run_sees_only_its_own_files_and_nothing_an_earlier_run_left(spec, tmp_path: Path):
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "gold.json").write_text("{}")
+    a = query(tmp_path, "a", LEAVE_TRACES)
+    hidden = [str(private), str(private / "gold.json"), str(PROJECT / "params.yaml")]
+    b = query(tmp_path, "b", f"PRIVATE = {hidden!r}\n" + LOOK_AROUND, {"y.csv": "1", "z.csv": "2"})
+    with warm.lease(spec) as pool:
+        first = run(pool, *a)
+        second = run(pool, *b, prompt="prompt of b")
+    assert first.exit_code == 0 and first.files["answer.json"].data == b'{"run": "A"}'
+    assert second.exit_code == 0, second.stderr
+    seen = json.loads(second.files["answer.json"].data)
+    assert seen == {
+        "cwd": "/scratch/1/ws", "here": ["data", "prompt.md", "work"], "data": ["y.csv", "z.csv"],
+        "prompt": "prompt of b", "pool": ["1"], "scratch": ["1"], "tmp": [], "shm": [],
+        "processes": [1, 2, seen["processes"][-1]],  # bwrap's init, the zygote, this run
+        "private": [False, False, False], "uid": 65534 if os.geteuid() == 0 else os.geteuid(),
+        "home": "/scratch/1/ws/work", "tmpdir": "/scratch/1/tmp",
+    }
+    assert sorted(os.listdir(pool.exchange)) == []  # the host folders of both runs are gone
+
+
+def test_exit_statuses_are_those_of_python_running_the_script(spec, tmp_path: Path):
+    scripts = {
+        "ok": ("print('out'); import sys; print('err', file=sys.stderr)", 0),
+        "exit3": ("import sys; sys.exit(3)", 3),
+        "message": ("raise SystemExit('stopped: bad data')", 1),
+        "raises": ("raise ValueError('no column flow')", 1),
+        "abort": ("import os; os.abort()", 128 + signal.SIGABRT),
+    }
+    with warm.lease(spec) as pool:
+        results = {name: run(pool, *query(tmp_path, name, code)) for name, (code, _) in scripts.items()}
+    assert {name: r.exit_code for name, r in results.items()} == {n: code for n, (_, code) in scripts.items()}
+    assert (results["ok"].stdout, results["ok"].stderr) == ("out\n", "err\n")
+    assert results["message"].stderr == "stopped: bad data\n"
+    assert results["raises"].stderr.strip().splitlines()[-1] == "ValueError: no column flow"
+
+
+def test_a_hanging_or_memory_hungry_run_ends_alone(spec, tmp_path: Path):
+    hang = query(tmp_path, "hang", "while True: pass")
+    hungry = query(tmp_path, "hungry", "x = bytearray(3 << 30)")
+    fine = query(tmp_path, "fine", "open('work/answer.json', 'w').write('{}')")
+    short = warm.PoolSpec(Limits(**{**LIMITS.__dict__, "wall_seconds": 2}), spec.hidden, spec.preload)
+    with warm.lease(short) as pool:
+        hung, after_hang = run(pool, *hang), run(pool, *fine)
+        ate, after_eating = run(pool, *hungry), run(pool, *fine)
+        zygote = pool.sandbox_pid
+    assert (hung.exit_code, hung.timed_out, hung.limits_hit) == (None, True, ("wall",))
+    assert (ate.exit_code, ate.stderr.strip().splitlines()[-1]) == (1, "MemoryError")
+    assert after_hang.files["answer.json"].data == after_eating.files["answer.json"].data == b"{}"
+    with warm.lease(short) as pool:
+        assert pool.sandbox_pid == zygote  # the same pool served all four
+
+
+def test_a_pool_whose_zygote_dies_is_replaced_and_the_run_done_cold(spec, tmp_path: Path):
+    public, agent = query(tmp_path, "q", "import pathlib; pathlib.Path('work/answer.json').write_text('{\"a\": 1}')")
+    with warm.lease(spec) as pool:
+        first = pool.sandbox_pid
+        os.kill(pool.proc.pid, 0)
+    for pid in [int(p) for p in os.listdir("/proc") if p.isdigit()]:  # the zygote: init's child
+        try:
+            if int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) == first:
+                os.kill(pid, signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+    result = warm.run_warm(spec, "p", public, agent, "main.py", ("answer.json",), 1 << 20)
+    assert (result.exit_code, result.files["answer.json"].data) == (0, b'{"a": 1}')
+    assert result.isolation.startswith("bwrap, uid")  # cold: a fresh sandbox of its own
+    again = warm.run_warm(spec, "p", public, agent, "main.py", ("answer.json",), 1 << 20)
+    assert again.isolation.startswith("warm bwrap pool") and again.exit_code == 0
+
+
+def test_warm_and_cold_runs_hand_in_the_same_bytes(spec, tmp_path: Path):
+    script = ("import json, pathlib, random, statistics\n"
+              "v = [random.Random(0).gauss(0, 1) for _ in range(1000)]\n"
+              "pathlib.Path('work/answer.json').write_text(json.dumps({'x': statistics.stdev(v), "
+              "'data': sorted(p.name for p in pathlib.Path('data').iterdir())}))\n")
+    public, agent = query(tmp_path, "q", script)
+    with warm.lease(spec) as pool:
+        warm_result = run(pool, public, agent)
+    workspace = make_workspace("the prompt", public)
+    try:
+        cold = run_sandboxed(workspace, [sys.executable, "/agent/main.py"], limits=LIMITS, agent_dir=agent,
+                             hidden=spec.hidden)
+    finally:
+        remove_workspace(workspace)
+    assert cold.exit_code == warm_result.exit_code == 0
+    assert warm_result.files["answer.json"].data == cold.files["answer.json"].data
+
+
+def test_imports_are_read_from_the_scripts_without_their_own_modules(tmp_path: Path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "helper.py").write_text("import numpy as np\nfrom scipy import stats\n")
+    (tmp_path / "task.py").write_text("from __future__ import annotations\nimport helper, os.path\n"
+                                      "def f():\n    from sklearn.linear_model import Ridge\n"
+                                      "from .x import y\n")
+    assert warm.imports_of([tmp_path]) == ("numpy", "os.path", "scipy", "sklearn.linear_model")
