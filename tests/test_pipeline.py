@@ -134,6 +134,14 @@ def test_every_task_keeps_three_test_queries(built):
     assert (tests >= 3).all()
 
 
+def test_the_warm_golds_are_those_of_cold_runs(built):
+    """The build ran its annotators warm (construct.warm); run cold, every task's first query labels the same."""
+    out = built["project"] / "coldcheck.json"
+    run([sys.executable, "-m", "stages.construction.coldcheck", "--out", str(out)], built["project"], built["env"])
+    summary = json.loads(out.read_text())
+    assert (summary["tasks"], summary["identical"], summary["differ"]) == (len(TINY_TASKS), len(TINY_TASKS), {})
+
+
 def test_second_repro_runs_nothing(built):
     assert "Running stage" not in built["second"]
 

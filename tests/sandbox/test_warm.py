@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from stages.sandbox import Limits, run_sandboxed
-from stages.sandbox import warm
+from stages.sandbox import Limits, run_sandboxed, warm
 from stages.workspace import make_workspace, remove_workspace
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
