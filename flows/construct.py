@@ -20,7 +20,7 @@ from stages.catalog import CatalogTask, load_catalog, load_scopes
 from stages.construction import annotate, drawing, resume, staging
 from stages.construction.benchmark import finalize_benchmark, verification_markdown
 from stages.evaluation.runner import sandbox_limits
-from stages.layout import BENCHMARK, CATALOG, REPOSITORIES, task_dir
+from stages.layout import BENCHMARK, CATALOG, REPOSITORIES, task_dir, verify_run_dir
 from stages.params import ConstructParams, load_params
 from stages.provenance import provenance_summary
 from stages.repository import read_manifest, read_table
@@ -77,16 +77,20 @@ def label(query: drawing.Query, spec, limits, hidden, key: str, rel_tol: float, 
 @task(name="verify", task_run_name="verify {query.task_id} {query.scope}", cache_policy=NO_CACHE)
 def verify(query: drawing.Query, spec, gold, limits, hidden, rel_tol: float, key: str,
            store: resume.ResumeStore, warm: tuple[str, ...] | None = None):
-    """Stage 4: re-run the annotator in a fresh sandbox and check gold against targets."""
+    """Stage 4: re-run the annotator in a fresh sandbox and check gold against targets.
+
+    A kept query's re-run is written to its verify-run folder, from the store when it had it.
+    """
     folder = task_dir(BENCHMARK, query.task_id)
+    run = verify_run_dir(folder / "private", query.query_id)
     stored_as = resume.verify_key(resume.label_key(folder, query, limits,
                                                    annotate.collected_files(spec)), gold, rel_tol)
-    found, discard = store.verification(stored_as)
+    found, discard = store.verification(stored_as, run)
     if found:
         return discard
     started = time.monotonic()
     discard = annotate.verify_query(spec, query, gold, folder, limits, hidden, rel_tol, key, warm)
-    store.put_verification(stored_as, discard, about(query, started))
+    store.put_verification(stored_as, discard, about(query, started), run)
     return discard
 
 

@@ -47,13 +47,17 @@ def run_one(query: dict, agent: AgentSetup, bench_id: str, limits, hidden, retri
 
 
 def run_summary(split: str, n_queries: int, records: list[JournalRecord]) -> dict:
-    """What this run did on its split: queries, run now, already journaled, infra errors, limits."""
+    """What this run did on its split: queries, run now, already journaled, infra errors, limits.
+
+    `reused`: per origin, the records graded on an earlier run's hand-in instead of a run of their own.
+    """
     limits = Counter(limit for record in records for limit in record.limits_hit)
+    reused = Counter(record.reused_from for record in records if record.reused_from is not None)
     return {"split": split, "queries": n_queries, "ran": len(records),
             "already_done": n_queries - len(records),
             "infra_errors": sum(record.infra_error is not None for record in records),
             "infra_retries": sum(record.attempts - 1 for record in records),
-            "limits_hit": dict(sorted(limits.items()))}
+            "limits_hit": dict(sorted(limits.items())), "reused": dict(sorted(reused.items()))}
 
 
 def run_table(records: list[JournalRecord]) -> list[dict]:
@@ -131,6 +135,8 @@ def describe(agent: str, summary: dict) -> str:
                  "retries (never scored; rerun to retry)")
     if summary["limits_hit"]:
         line += f"; limits hit {summary['limits_hit']}"
+    for origin, count in summary["reused"].items():
+        line += f"; {count} of them graded on the hand-in of the {origin}, not run again"
     return line
 
 

@@ -22,6 +22,11 @@ def task_dir(benchmark: Path, task_id: str) -> Path:
     return benchmark / "tasks" / task_id
 
 
+def verify_run_dir(private_dir: Path, query_id: str) -> Path:
+    """A kept query's verify run (`stages.evaluation.verify_run`), under its task's `private/`."""
+    return private_dir / query_id / "verify_run"
+
+
 def journal_path(runs: Path, agent: str) -> Path:
     """The append-only journal of one agent."""
     return runs / agent / "journal.jsonl"

@@ -257,9 +257,13 @@ def figures(request):
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory, prefect_api):
-    """The tiny benchmark built by `dvc repro construct` in a copy of the project."""
+    """The tiny benchmark built by `dvc repro construct` in a copy of the project.
+
+    The oracle runs its script (`reuse_verify: false`): graded on the kept verify runs it would run
+    nothing in a sandbox, and the kill points must fall into sandboxed runs.
+    """
     home = tmp_path_factory.mktemp("tiny")
-    project = tiny_project(home / "project")
+    project = tiny_project(home / "project", agents={"oracle": {"options": {"reuse_verify": False}}})
     env = offline_env(home) | {"PREFECT_API_URL": prefect_api}
     run(["dvc", "repro", "construct"], project, env)
     return {"project": project, "env": env, "logs": home}

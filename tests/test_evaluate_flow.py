@@ -12,7 +12,7 @@ def record(query_id: str, attempts: int = 1, infra_error: str | None = None,
 def test_the_summary_counts_this_split_only():
     summary = run_summary("val", 20, [record("q1"), record("q2", limits=("wall",))])
     assert summary == {"split": "val", "queries": 20, "ran": 2, "already_done": 18, "infra_errors": 0,
-                       "infra_retries": 0, "limits_hit": {"wall": 1}}
+                       "infra_retries": 0, "limits_hit": {"wall": 1}, "reused": {}}
     assert describe("oracle", summary) == ("evaluate@oracle on val: 20 queries, ran 2, 18 already in the journal; "
                                            "limits hit {'wall': 1}")
 
@@ -22,6 +22,15 @@ def test_a_fresh_split_has_nothing_already_done_and_infra_errors_are_named():
     assert (summary["ran"], summary["already_done"], summary["infra_errors"], summary["infra_retries"]) == (2, 0, 1, 3)
     assert describe("x", summary) == ("evaluate@x on test: 2 queries, ran 2, 0 already in the journal; 1 infra "
                                       "errors left after 3 retries (never scored; rerun to retry)")
+
+
+def test_records_graded_on_a_kept_run_are_counted_by_origin():
+    reused = record("q1").model_copy(update={"reused_from": "verify run at construction"})
+    summary = run_summary("test", 3, [reused, record("q2")])
+    assert summary["reused"] == {"verify run at construction": 1}
+    assert describe("oracle", summary) == ("evaluate@oracle on test: 3 queries, ran 2, 1 already in the journal; "
+                                           "1 of them graded on the hand-in of the verify run at construction, "
+                                           "not run again")
 
 
 def test_the_run_table_counts_per_task_in_task_order():

@@ -127,6 +127,26 @@ def test_a_graded_task_scores_what_the_harness_recomputed(built):
             assert (project / "processed/runs/oracle/artifacts" / sha).is_file()
 
 
+def test_the_oracle_is_graded_on_the_verify_runs_kept_at_construction(built):
+    """Every kept query keeps its verify run; the oracle's records grade those, byte for byte."""
+    project = built["project"]
+    benchmark = project / "processed/benchmark"
+    queries = pd.read_parquet(benchmark / "queries.parquet")
+    kept = {row.query_id: benchmark / "tasks" / row.task_id / "private" / row.query_id / "verify_run"
+            for row in queries.itertuples()}
+    assert all((folder / "run.json").is_file() for folder in kept.values())
+    journal = [json.loads(line) for line in
+               (project / "processed/runs/oracle/journal.jsonl").read_text().splitlines()]
+    assert journal and all(r["reused_from"] == "verify run at construction" for r in journal)
+    for record in journal:
+        run = json.loads((kept[record["query_id"]] / "run.json").read_text())
+        assert record["answer_text"] == run["answer_text"]
+        if record["artifact_sha256"]:
+            artifact = project / "processed/runs/oracle/artifacts" / record["artifact_sha256"]
+            assert record["artifact_sha256"] in {f["sha256"] for f in run["files"].values()}
+            assert artifact.read_bytes() in {p.read_bytes() for p in (kept[record["query_id"]] / "files").iterdir()}
+
+
 def test_every_task_keeps_three_test_queries(built):
     queries = pd.read_parquet(built["project"] / "processed/benchmark/queries.parquet")
     tests = queries[queries["split"] == "test"].groupby("task_id").size()

@@ -20,7 +20,9 @@
   query x latency (target <= 1.3).
 - `dask_scaleout`: the oracle on the built benchmark's split through prefect-dask's
   DaskTaskRunner on a local cluster of 1, then 2 worker processes (1 thread each); the speedup
-  t1 / t2 of the flow runs (target >= 1.7 on two cores). Needs `processed/benchmark` (`make run`).
+  t1 / t2 of the flow runs (target >= 1.7 on two cores). The oracle runs its script
+  (`reuse_verify: false`): graded on the kept verify runs it would run nothing to scale out.
+  Needs `processed/benchmark` (`make run`).
 
 All write into `processed/metrics/bench_evaluation.json` beside the ingest figures. The last two
 run `python -m flows.evaluate` in a temporary project against a local Prefect server of their own.
@@ -61,6 +63,7 @@ from stages.scoring.query import Grading, score_query
 
 TASK = CATALOG / "camels" / "camels-model-comparison" / "task.yaml"
 LLM_AGENT = "llm_scripted"
+ORACLE_RUNNING = {"kind": "oracle", "options": {"reuse_verify": False}}  # runs its script in a sandbox
 CALLS_PER_QUERY = 2  # a `python` call that hands in the answer, then `submit`
 ANSWER_CODE = "import json\njson.dump({'answer': 1}, open('work/answer.json', 'w'))\n"
 MEASUREMENTS = ("harness_overhead", "artifact_reading", "scoring_throughput", "llm_latency", "dask_scaleout")
@@ -260,7 +263,8 @@ def measure(names: tuple[str, ...], params: dict, benchmark: Path) -> dict:
                     results["dask_scaleout"] = {"skipped": str(missing)}
                 else:
                     split = params["evaluate"]["split"]
-                    results["dask_scaleout"] = dask_scaleout(project, "oracle", split, params, env)
+                    running = {**params, "agents": {**params["agents"], "oracle": ORACLE_RUNNING}}
+                    results["dask_scaleout"] = dask_scaleout(project, "oracle", split, running, env)
     return results
 
 

@@ -11,7 +11,8 @@ A task with checkpoints (`TaskSpec.checkpoints`) has the annotator write them to
 with the gold, as JSON records, for `stages.scoring.attribution`.
 Verification re-runs the script in a fresh sandbox and checks that it reproduces the gold within
 tolerance (and its checkpoints) and that the gold clears the task's own targets (including its
-reference models).
+reference models). A kept query's re-run is kept with its private files, where the oracle agent is
+graded on it.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ from stages.catalog import TaskSpec
 from stages.construction.drawing import Discard, Query, answers_agree
 from stages.evaluation.agents.program import AgentProgram
 from stages.evaluation.runner import Attempt, attempt_of, run_query
+from stages.evaluation.verify_run import write_verify_run
 from stages.grading.recompute import recompute
 from stages.grading.references import read_references
+from stages.layout import verify_run_dir
 from stages.sandbox import Limits
 from stages.sandbox.warm import PoolSpec, run_warm
 from stages.scoring.attribution import CheckpointError, read_checkpoint
@@ -236,13 +239,15 @@ def verify_query(task: TaskSpec, query: Query, label: Label, task_dir: Path, lim
                  warm: tuple[str, ...] | None = None) -> Discard | None:
     """Re-run the annotator in a fresh sandbox; return the reason to discard the query, or None.
 
-    Warm or cold (`run_annotator`), the re-run is a separate process in a fresh workspace.
+    Warm or cold (`run_annotator`), the re-run is a separate process in a fresh workspace. A kept
+    query's re-run is written to its verify-run folder (`stages.evaluation.verify_run`): the
+    oracle agent is graded on it instead of running the same script on the same files again.
     """
     problem = gold_problem(task, label, query_grading(task_dir, query.query_id, label))
     if problem is None:
+        attempt = run_annotator(task, query, task_dir, limits, hidden, warm)
         try:
-            again = measure(task, query, task_dir, run_annotator(task, query, task_dir, limits,
-                                                                 hidden, warm), key)
+            again = measure(task, query, task_dir, attempt, key)
             if not answers_agree(label.gold, again.gold, rel_tol):
                 problem = f"re-run does not reproduce the gold within rel_tol={rel_tol}"
             elif task.checkpoints:
@@ -250,5 +255,6 @@ def verify_query(task: TaskSpec, query: Query, label: Label, task_dir: Path, lim
         except LabelProblem as error:
             problem = f"re-run: {error}"
     if problem is None:
+        write_verify_run(verify_run_dir(task_dir / "private", query.query_id), attempt)
         return None
     return Discard(query.task_id, query.scope, "verify", problem, query.query_id)

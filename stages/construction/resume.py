@@ -10,7 +10,9 @@ content of everything it depends on:
 - the harness code the construct stage depends on (`LABEL_CODE`): a change to grading reruns all;
   the Python version and the numerical libraries' versions (`LIBRARIES`).
 A change to any of them is a miss, so nothing stale is reused. Results that depend on the machine
-rather than the inputs (the sandbox failed to start, the script timed out) are not stored.
+rather than the inputs (the sandbox failed to start, the script timed out) are not stored. A passed
+verification keeps a copy of its verify run (`stages.evaluation.verify_run`), which a resumed build
+writes into the benchmark as a fresh one does.
 
 Entries are written whole (temporary file, then rename): a kill leaves an entry or none, never half
 of one. The store is a cache: deleting it (or `construct.resume_dir: ""`) only costs time. Each
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import threading
 from collections import defaultdict
@@ -42,7 +45,8 @@ LABEL_CODE = ("flows/construct.py", "flows/prefect_api.py", "stages/ports.py", "
               "stages/sources/hdf", "stages/domains/imagery_join.py", "stages/repository.py",
               "stages/catalog.py", "stages/catalog_scopes.py", "stages/grading",
               "stages/scoring", "stages/evaluation/agents/scripts/reference_models.py",
-              "stages/provenance.py", "stages/evaluation/runner.py", "stages/sandbox",
+              "stages/provenance.py", "stages/evaluation/runner.py", "stages/evaluation/verify_run.py",
+              "stages/sandbox",
               "stages/workspace.py")
 TRANSIENT = ("sandbox failed", "annotator script timed out")  # machine trouble, not the query's
 
@@ -144,18 +148,41 @@ class ResumeStore:
                               "label": asdict(label) if label is not None else None,
                               "discard": asdict(discard) if discard is not None else None})
 
-    def verification(self, key: str) -> tuple[bool, Discard | None]:
-        """(found, the discard or None) for a stored verification."""
+    def _run_path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.run"
+
+    def verification(self, key: str, run: Path | None = None) -> tuple[bool, Discard | None]:
+        """(found, the discard or None) for a stored verification.
+
+        A passed one's verify run is copied back to `run` (a build starts from an empty benchmark);
+        when the store has no copy of it, the verification counts as not found.
+        """
         entry = self._read(key)
         if entry is None:
             return False, None
-        return True, Discard(**entry["discard"]) if entry["discard"] is not None else None
+        if entry["discard"] is not None:
+            return True, Discard(**entry["discard"])
+        if run is not None:
+            if not self._run_path(key).is_dir():
+                return False, None
+            shutil.rmtree(run, ignore_errors=True)
+            shutil.copytree(self._run_path(key), run)
+        return True, None
 
-    def put_verification(self, key: str, discard: Discard | None, about: dict) -> None:
-        """Store a verification (unless it failed for a machine's reason); `about` as for a label."""
-        if not is_transient(discard):
-            self._write(key, {"stage": "verify", **about,
-                              "discard": asdict(discard) if discard is not None else None})
+    def put_verification(self, key: str, discard: Discard | None, about: dict, run: Path | None = None) -> None:
+        """Store a verification (unless it failed for a machine's reason); `about` as for a label.
+
+        A passed one's verify run folder `run` is copied into the store first, so an entry never
+        lacks the run it restores.
+        """
+        if is_transient(discard):
+            return
+        if discard is None and run is not None and self.root is not None:
+            partial = self._run_path(key).with_name(f".{key}.run.{os.getpid()}.{threading.get_ident()}.tmp")
+            shutil.copytree(run, partial)
+            shutil.rmtree(self._run_path(key), ignore_errors=True)
+            partial.replace(self._run_path(key))
+        self._write(key, {"stage": "verify", **about, "discard": asdict(discard) if discard is not None else None})
 
     def summary(self) -> dict[str, dict]:
         """Per task: labels and verifications stored, queries kept, and annotator seconds."""

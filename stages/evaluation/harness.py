@@ -14,6 +14,7 @@ import pandas as pd
 import yaml
 
 from stages.catalog import TaskSpec
+from stages.evaluation import verify_run
 from stages.evaluation.agents import AGENTS, IDENTITIES, QueryContext
 from stages.evaluation.agents.program import AgentProgram, Binding, ServiceReport, directory_hash
 from stages.evaluation.journal import JournalRecord, record_key
@@ -109,6 +110,9 @@ def evaluate_query(
     The task's artifact, when it declares one, is kept in `artifacts` under its sha256 before the
     record is returned; the record names it (or says why it was not taken). So are the checkpoints
     the agent wrote (`TaskSpec.checkpoints`), which only attribute errors and are never scored.
+    A program with a kept run (the oracle's verify run at construction) is not run: the kept
+    hand-in is recorded and stored the same way, and the record names its origin; without one
+    kept for the query, the program runs and the record says so.
     """
     folder = task_dir(benchmark, query["task_id"])
     context = QueryContext(query["query_id"], query["task_id"], folder / "private", agent.prices)
@@ -116,14 +120,19 @@ def evaluate_query(
     spec = built_task(benchmark, query["task_id"])
     artifact_name = spec.artifact.file if spec.artifact is not None else None
     checkpoint_names = tuple(c.file for c in spec.checkpoints)
-    attempts = 0
-    while True:
-        attempts += 1
-        attempt, report = run_attempt(query["prompt"], folder / "public" / query["query_id"], program,
-                                      limits, hidden, unsafe_no_sandbox,
-                                      collect=((artifact_name,) if artifact_name else ()) + checkpoint_names)
-        if attempt.infra_error is None or attempts > infra_retries:
-            break
+    kept = verify_run.read_verify_run(program.kept_run) if program.kept_run is not None else None
+    if kept is not None:
+        attempt, attempts, fields = kept, 1, {"reused_from": verify_run.ORIGIN}
+    else:
+        attempts = 0
+        while True:
+            attempts += 1
+            attempt, report = run_attempt(query["prompt"], folder / "public" / query["query_id"], program,
+                                          limits, hidden, unsafe_no_sandbox,
+                                          collect=((artifact_name,) if artifact_name else ()) + checkpoint_names)
+            if attempt.infra_error is None or attempts > infra_retries:
+                break
+        fields = report.fields if program.kept_run is None else {**report.fields, "execution": verify_run.NOT_KEPT}
     artifact_sha256, artifact_problem = _artifact(attempt, artifact_name, artifacts)
     checkpoints = {name: sha for name in checkpoint_names
                    if (sha := _artifact(attempt, name, artifacts)[0]) is not None}
@@ -148,7 +157,7 @@ def evaluate_query(
         wall_seconds=attempt.wall_seconds,
         stdout=attempt.stdout,
         stderr=attempt.stderr,
-        **report.fields,
+        **fields,
     )
 
 

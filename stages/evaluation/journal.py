@@ -105,6 +105,7 @@ class JournalRecord(BaseModel):
     agent_limit: str | None = None  # the bound the agent stopped at (max_turns, token_budget, ...)
     execution: str | None = None  # how the agent ran, e.g. "persistent sandbox per query"
     model_reported: str | None = None  # the model id the server reported
+    reused_from: str | None = None  # the earlier run whose hand-in this record grades (None: its own run)
 
 
 class JournalWriteError(OSError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from datetime import date
 from pathlib import Path
 
@@ -12,12 +13,17 @@ import flows.construct as construct
 from stages.construction import annotate, resume
 from stages.construction.annotate import Label
 from stages.construction.drawing import Discard, Query
-from stages.sandbox import Limits
+from stages.evaluation.runner import Attempt
+from stages.evaluation.verify_run import write_verify_run
+from stages.layout import verify_run_dir
+from stages.sandbox import Collected, Limits
 
 QUERY = Query("q-0001", "control-demo", "h1", "all", "attribute", "", 4, date(2000, 1, 1),
               date(2000, 12, 31), "Estimate the slope.")
 LIMITS = Limits()
 ABOUT = {"task_id": "control-demo", "scope": "all", "query_id": "q-0001", "seconds": 1.5}
+KEPT = Attempt(answer_text='{"answer": 2.0}', exit_code=0, timed_out=False, infra_error=None, wall_seconds=2.5,
+               stdout="fit\n", stderr="", files={"bootstrap.json": Collected(b'{"values": [2.0]}', None)})
 SPEC = type("Spec", (), {"artifact": None, "checkpoints": [],
                        "answer": type("Answer", (), {"hypothesis": None})()})()
 
@@ -109,6 +115,7 @@ def test_the_flow_runs_an_annotator_once_per_unchanged_query(task: Path, tmp_pat
 
     def verify_query(spec, query, gold, folder, limits, hidden, rel_tol, key, warm):
         runs.append(("verify", folder))
+        write_verify_run(verify_run_dir(folder / "private", query.query_id), KEPT)
         return None
 
     monkeypatch.setattr(annotate, "label_query", label_query)
@@ -116,12 +123,34 @@ def test_the_flow_runs_an_annotator_once_per_unchanged_query(task: Path, tmp_pat
     monkeypatch.setattr(construct, "task_dir", lambda benchmark, task_id: task)
     monkeypatch.setattr(construct, "verify", construct.verify.fn)  # label runs verify as a nested task
     store = resume.ResumeStore(tmp_path / "store")
+    run = task / "private" / QUERY.query_id / "verify_run"
+    written = None
     for _ in range(2):
         assert construct.label.fn(QUERY, SPEC, Limits(), [], "id", 1e-6, store) == (Label({"answer": 2.0}), None)
+        written = written or files(run)
+        shutil.rmtree(run)  # the next build starts from an empty benchmark
     assert runs == [("label", task), ("verify", task)]
+    construct.label.fn(QUERY, SPEC, Limits(), [], "id", 1e-6, store)
+    assert files(run) == written and b'"answer_text": "{\\"answer\\": 2.0}"' in written["run.json"]
     (task / "public" / QUERY.query_id / "series.csv").write_text("t,y\n1,3\n")
     construct.label.fn(QUERY, SPEC, Limits(), [], "id", 1e-6, store)
     assert runs == [("label", task), ("verify", task)] * 2
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_passed_verification_keeps_its_verify_run_and_restores_it(tmp_path: Path):
+    store = resume.ResumeStore(tmp_path / "store")
+    write_verify_run(tmp_path / "built" / "verify_run", KEPT)
+    store.put_verification("d" * 32, None, ABOUT, tmp_path / "built" / "verify_run")
+    assert store.verification("d" * 32, tmp_path / "rebuilt" / "verify_run") == (True, None)
+    assert files(tmp_path / "rebuilt" / "verify_run") == files(tmp_path / "built" / "verify_run")
+    assert not list((tmp_path / "store").rglob("*.tmp"))
+    store.put_verification("e" * 32, None, ABOUT)  # an entry without its run (or whose copy was lost)
+    assert store.verification("e" * 32, tmp_path / "again" / "verify_run") == (False, None)
+    assert not (tmp_path / "again").exists()
 
 
 def test_the_label_code_is_the_construct_stage_code(tmp_path: Path):

@@ -199,7 +199,7 @@ def test_a_record_is_one_ascii_json_line_with_fields_in_schema_order():
         b'"checkpoints": {}, '
         b'"tokens": 0, "cost_usd": 0.0, '
         b'"stdout": "\\u00e9\\u2028\\n", "stderr": "", "usage": null, "agent_seconds": null, '
-        b'"agent_limit": null, "execution": null, "model_reported": null}\n')
+        b'"agent_limit": null, "execution": null, "model_reported": null, "reused_from": null}\n')
 
 
 def test_the_key_is_a_24_character_hash_that_does_not_change_between_versions():
@@ -246,8 +246,8 @@ def test_a_line_written_before_the_usage_fields_still_parses(tmp_path: Path):
            '"answer_text": null, "attempts": 1, "wall_seconds": 0.5, "tokens": 0, "cost_usd": 0.0}\n')
     (tmp_path / "journal.jsonl").write_text(old)
     (parsed,) = Journal(tmp_path / "journal.jsonl").records()
-    assert (parsed.usage, parsed.agent_seconds, parsed.agent_limit, parsed.execution, parsed.cost_usd) == (
-        None, None, None, None, 0.0)
+    assert (parsed.usage, parsed.agent_seconds, parsed.agent_limit, parsed.execution, parsed.cost_usd,
+            parsed.reused_from) == (None, None, None, None, 0.0, None)
 
 
 def test_a_record_with_model_usage_round_trips(tmp_path: Path):

@@ -1,6 +1,7 @@
 """Built-in agents: the oracle (upper bound and self-check), the floors, references and heuristic.
 
-- `oracle` runs the task's annotator reproduction script, exactly as the construction flow did.
+- `oracle` runs the task's annotator reproduction script, exactly as the construction flow did
+  (with `reuse_verify: true`, it is graded on the construction's verify run of that script instead).
 - `nodata` (MoSciBench's NoDataGuess) answers from the prompt alone, never opening `data/`.
 - `defensive` writes zeros and -1 sentinels; the realistic filter must score it 0.
 - `fabricate` invents plausible numbers and artifacts from the prompt alone, never opening `data/`.
@@ -19,15 +20,22 @@ import sys
 from pathlib import Path
 
 from stages.evaluation.agents.program import AgentProgram, QueryContext, directory_hash
+from stages.layout import verify_run_dir
 
 SCRIPTS = Path(__file__).parent / "scripts"
 
 
 def oracle(options: dict, query: QueryContext) -> AgentProgram:
-    """Run the private reproduce.py of the query's task (mounted alone at /agent)."""
+    """Run the private reproduce.py of the query's task (mounted alone at /agent).
+
+    With option `reuse_verify: true`, the hand-in of the query's verify run at construction (this
+    script on these files) is graded instead, when the benchmark kept one.
+    """
+    kept = verify_run_dir(query.private_dir, query.query_id) if options.get("reuse_verify", False) else None
     return AgentProgram(
         argv=[sys.executable, "/agent/reproduce.py"],
         agent_dir=query.private_dir / "annotator",
+        kept_run=kept,
     )
 
 

@@ -59,6 +59,10 @@ class AgentProgram:
     on the workspace in the harness process instead of `argv` in a sandbox, which saves the
     sandbox and interpreter start (most of a reference model's run). Never set it for code that
     is not part of the benchmark.
+
+    `kept_run` is the verify-run folder of the query (`stages.evaluation.verify_run`) when this
+    program is the one construction already ran there on the same files (the oracle): the hand-in
+    kept in it is graded instead of running `argv`, which runs only when the folder holds none.
     """
 
     argv: list[str]
@@ -67,6 +71,7 @@ class AgentProgram:
     ro_binds: dict[Path, str] = field(default_factory=dict)  # more host folders, read-only
     service: AgentService | None = None
     in_process: Callable[[Path], None] | None = None
+    kept_run: Path | None = None
 
 
 def directory_hash(folder: Path | None) -> str | None:
