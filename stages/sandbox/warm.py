@@ -4,15 +4,16 @@ A cold run (`run_sandboxed`) starts bwrap and a fresh interpreter, which imports
 scikit-learn and SciPy again: ~1.7 s of a 2-8 s annotator run. A `WarmPool` is one long-lived
 sandbox per worker, built by the same allowlist, namespaces, seccomp filter, privilege drop and
 cgroup as a cold run, whose program is `zygote.py`: it imports the stack once and forks one child
-per run. For run n the harness links that run's files alone (its prompt, public `data/` and the
-annotator's `agent/` folder) into a fresh host folder it binds read-only at `/pool`; the child
-works in a fresh `/scratch/<n>/ws/` (its `work/`, temp directory, stdout and stderr there, all
-tmpfs), under the run's rlimits and wall clock, and exits like `python <script>`. The harness
-takes the run's files out of `work/` as untrusted input exactly as from a cold run, then removes
-the run's folder; the zygote kills whatever the run left and empties `/scratch`, `/tmp` and
-`/dev/shm` before the next one. So each run sees only its own query's files and no private path,
-the verify run is a separate process in a fresh workspace, and a run that crashes, hangs or
-exhausts memory ends alone (the OOM killer takes the child first; a pool whose zygote dies is
+per run. For each run the harness links that run's files alone (its prompt, public `data/` and the
+annotator's `agent/` folder) into the host folder it binds read-only at `/pool`, emptied of the
+last run's first; the child sees the paths a cold run sees (`/workspace` with `prompt.md`,
+`data/` and an empty tmpfs `work/`, the script at `/agent/<script>`), works under the run's
+rlimits and wall clock, and exits like `python /agent/<script>`. The harness takes the run's files
+out of `work/` as untrusted input exactly as from a cold run; the zygote kills whatever the run
+left and empties `/workspace`, `/tmp` and `/dev/shm` before the next one. So each run sees only
+its own query's files and no private path, the verify run is a separate process in a fresh
+workspace, tracebacks and warnings name the paths a cold run's do, and a run that crashes, hangs
+or exhausts memory ends alone (the OOM killer takes the child first; a pool whose zygote dies is
 replaced, and the run is done again cold).
 
 For the project's own trusted scripts only (annotators): an untrusted agent keeps a fresh sandbox
@@ -130,8 +131,9 @@ class WarmPool:
         env = command.environment(runtime, "/scratch", None)
         bwrap = ["bwrap", *filesystem.base_mounts(runtime, list(self.spec.hidden), sizes, fds),
                  "--perms", "0755", "--dir", "/warm", "--perms", "0644", "--ro-bind-data", str(zygote_fd),
-                 "/warm/zygote.py", "--ro-bind", str(self.exchange), "/pool",
-                 "--perms", "1777", "--size", str(limits.work_bytes), "--tmpfs", "/scratch",
+                 "/warm/zygote.py", "--ro-bind", str(self.exchange), "/pool", "--symlink", "/pool/agent", "/agent",
+                 "--perms", "1777", "--size", str(limits.work_bytes), "--tmpfs", filesystem.WORKSPACE,
+                 "--perms", "1777", "--size", str(limits.output_bytes), "--tmpfs", "/scratch",
                  "--remount-ro", "/", *command.namespace_args(identity, seccomp_fd, info_w),
                  "--chdir", "/scratch", "--clearenv",
                  *[a for key, value in env.items() for a in ("--setenv", key, value)],
@@ -176,32 +178,31 @@ class WarmPool:
 
     def run(self, prompt: str, public_dir: Path, agent_dir: Path, script: str,
             collect_files: Sequence[str], collect_bytes: int, extra_env: dict | None = None) -> RunResult:
-        """Run `/pool/<n>/agent/<script>` on this query's files; the result as `run_sandboxed` gives it."""
+        """Run `/agent/<script>` on this query's files; the result as `run_sandboxed` gives it."""
         from stages.workspace import link_tree
 
-        n = next(self._runs)
-        folder = self.exchange / str(n)
-        (folder / "data").mkdir(parents=True)
+        n, folder = next(self._runs), self.exchange
+        for entry in folder.iterdir():  # the last run's files (the zygote has ended that run)
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
         (folder / "prompt.md").write_text(prompt)
+        (folder / "data").mkdir()
         link_tree(public_dir, folder / "data")
         link_tree(agent_dir, folder / "agent")
         limits, events = self.spec.limits, self.group.events() if self.group else {}
-        env = command.environment(filesystem.python_runtime_paths(), f"/scratch/{n}/ws/work", extra_env)
-        env |= {"TMPDIR": f"/scratch/{n}/tmp"}
-        order = {"run": n, "script": f"/pool/{n}/agent/{script}", "env": env, "wall": limits.wall_seconds,
+        env = command.environment(filesystem.python_runtime_paths(), f"{filesystem.WORKSPACE}/work", extra_env)
+        order = {"run": n, "script": f"{filesystem.AGENT_MOUNT}/{script}", "env": env,
+                 "wall": limits.wall_seconds,
                  "cpu": limits.cpu_seconds, "memory": limits.address_space_bytes,
                  "file_size": limits.file_size_bytes}
         started = time.monotonic()
         try:
             os.write(self._commands, (json.dumps(order) + "\n").encode())
             reply = self._reply(limits.wall_seconds + REPLY_GRACE_SECONDS)
-            root = f"/proc/{self.sandbox_pid}/root/scratch/{n}"
-            files = harvest_work(f"{root}/ws/work", collect_files, collect_bytes)
-            stdout, stderr = _tail(root, "stdout"), _tail(root, "stderr")
+            root = f"/proc/{self.sandbox_pid}/root"
+            files = harvest_work(f"{root}{filesystem.WORKSPACE}/work", collect_files, collect_bytes)
+            stdout, stderr = _tail(f"{root}/scratch", "stdout"), _tail(f"{root}/scratch", "stderr")
         except (OSError, PoolDied) as error:
             raise PoolDied(str(error)) from error
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)
         hits = ["wall"] * reply["timed_out"]
         if self.group:
             hits += [name for name, count in self.group.events().items() if count > events.get(name, 0)]

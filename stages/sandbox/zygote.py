@@ -11,15 +11,15 @@ line each way:
     {"run": n, "script": ..., "env": {...}, "wall": s, "cpu": s, "memory": bytes, "file_size": bytes}
     -> {"run": n, "status": <exit status or null>, "signal": <signal or null>, "timed_out": bool}
 
-Run n's files are in `/pool/<n>/` (read-only: `prompt.md`, `data/`, `agent/`, placed there by the
-harness for this run alone); its working directory is a fresh `/scratch/<n>/ws/` holding
-`prompt.md` and `data` (links to those) and an empty `work/`, with `/scratch/<n>/tmp` as its temp
-directory and its stdout and stderr in `/scratch/<n>/stdout` and `stderr`. The child is forked
+A run sees the paths a cold run sees. Its files are in `/pool` (read-only: `prompt.md`, `data/`,
+`agent/`, placed there by the harness for this run alone; `/agent` links to `/pool/agent`); its
+working directory is `/workspace`, holding `prompt.md` and `data` (links to those) and an empty
+`work/`; its stdout and stderr go to `/scratch/stdout` and `/scratch/stderr`. The child is forked
 from this process (so it starts with the stack imported), makes its own session, lowers its
 rlimits to the run's, offers itself first to the OOM killer, and runs the script as `__main__`
 with `runpy`, exiting as `python <script>` would. Before the next run, everything the last one
-left is gone: every other process of the sandbox is killed, and `/scratch`, `/tmp` and `/dev/shm`
-are emptied.
+left is gone: every other process of the sandbox is killed, and `/workspace`, `/scratch`, `/tmp`
+and `/dev/shm` are emptied.
 """
 
 import atexit
@@ -35,8 +35,8 @@ import sys
 import time
 import traceback
 
-POOL, SCRATCH = "/pool", "/scratch"
-SHARED_TEMP = ("/tmp", "/dev/shm")
+POOL, WORKSPACE, SCRATCH = "/pool", "/workspace", "/scratch"
+EMPTIED = (WORKSPACE, SCRATCH, "/tmp", "/dev/shm")
 
 
 def preload(modules: list[str]) -> tuple[list[str], list[str]]:
@@ -72,9 +72,9 @@ def kill_others() -> None:
 
 
 def clear_before_run() -> None:
-    """Nothing of an earlier run stays: no process, nothing in `/scratch`, `/tmp` or `/dev/shm`."""
+    """Nothing of an earlier run stays: no process, nothing in its writable places."""
     kill_others()
-    for folder in (SCRATCH, *SHARED_TEMP):
+    for folder in EMPTIED:
         empty(folder)
 
 
@@ -98,12 +98,11 @@ def child(command: dict, closing: list[int]) -> None:
             if ceiling != resource.RLIM_INFINITY:
                 soft, hard = min(soft, ceiling), min(hard, ceiling)
             resource.setrlimit(kind, (soft, hard))
-        run = f"{SCRATCH}/{command['run']}"
         null = os.open("/dev/null", os.O_RDONLY)
         os.dup2(null, 0)
         for fd, name in ((1, "stdout"), (2, "stderr")):
-            os.dup2(os.open(f"{run}/{name}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
-        os.chdir(f"{run}/ws")
+            os.dup2(os.open(f"{SCRATCH}/{name}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
+        os.chdir(WORKSPACE)
         os.environ.clear()
         os.environ.update(command["env"])
         sys.argv = [command["script"]]
@@ -117,8 +116,11 @@ def child(command: dict, closing: list[int]) -> None:
             else:
                 print(exit_.code, file=sys.stderr)
                 code = 1
-        except BaseException:  # noqa: BLE001 - reported as the interpreter reports it
-            traceback.print_exc()
+        except BaseException as error:  # noqa: BLE001 - reported as the interpreter reports it
+            frames = error.__traceback__  # from the script's frame on, as `python <script>` shows it
+            while frames is not None and frames.tb_frame.f_code.co_filename != command["script"]:
+                frames = frames.tb_next
+            traceback.print_exception(type(error), error, frames or error.__traceback__)
             code = 1
         atexit._run_exitfuncs()
         sys.stdout.flush()
@@ -127,13 +129,11 @@ def child(command: dict, closing: list[int]) -> None:
         os._exit(code & 0xFF)
 
 
-def prepare(n: int) -> None:
-    """The run's fresh folders (see the module docstring)."""
-    run = f"{SCRATCH}/{n}"
-    os.makedirs(f"{run}/ws/work", mode=0o700)
-    os.mkdir(f"{run}/tmp", 0o700)
-    os.symlink(f"{POOL}/{n}/prompt.md", f"{run}/ws/prompt.md")
-    os.symlink(f"{POOL}/{n}/data", f"{run}/ws/data")
+def prepare() -> None:
+    """The run's fresh workspace (see the module docstring)."""
+    os.mkdir(f"{WORKSPACE}/work", 0o700)
+    os.symlink(f"{POOL}/prompt.md", f"{WORKSPACE}/prompt.md")
+    os.symlink(f"{POOL}/data", f"{WORKSPACE}/data")
 
 
 def wait(pid: int, seconds: float) -> tuple[int, bool]:
@@ -159,7 +159,7 @@ def serve(commands: int, replies: int) -> None:
         command = json.loads(line)
         clear_before_run()  # the harness took the last run's files before it sent this command
         n = command["run"]
-        prepare(n)
+        prepare()
         started = time.monotonic()
         pid = os.fork()
         if pid == 0:

@@ -47,21 +47,21 @@ def run(pool: warm.WarmPool, public: Path, agent: Path, prompt: str = "the promp
 
 LEAVE_TRACES = """
 import os, subprocess, pathlib
-for place in ("/tmp/left", "/dev/shm/left", "work/left", os.environ["TMPDIR"] + "/left"):
+for place in ("/tmp/left", "/dev/shm/left", "work/left", "/scratch/left"):
     pathlib.Path(place).write_text("secret of run A")
 subprocess.Popen(["sleep", "600"], start_new_session=True)
 pathlib.Path("work/answer.json").write_text('{"run": "A"}')
 """
 
 LOOK_AROUND = """
-import json, os, pathlib
+import json, os, pathlib, sys
 seen = {
     "cwd": os.getcwd(), "here": sorted(os.listdir(".")), "data": sorted(os.listdir("data")),
     "prompt": pathlib.Path("prompt.md").read_text(), "pool": sorted(os.listdir("/pool")),
     "scratch": sorted(os.listdir("/scratch")), "tmp": os.listdir("/tmp"), "shm": os.listdir("/dev/shm"),
     "processes": sorted(int(p) for p in os.listdir("/proc") if p.isdigit()),
     "private": [os.path.exists(p) for p in PRIVATE], "uid": os.getuid(),
-    "home": os.environ["HOME"], "tmpdir": os.environ["TMPDIR"],
+    "home": os.environ["HOME"], "file": __file__, "argv": sys.argv, "path0": sys.path[0],
 }
 pathlib.Path("work/answer.json").write_text(json.dumps(seen))
 """
@@ -81,13 +81,12 @@ def test_a_run_sees_only_its_own_files_and_nothing_an_earlier_run_left(spec, tmp
     assert second.exit_code == 0, second.stderr
     seen = json.loads(second.files["answer.json"].data)
     assert seen == {
-        "cwd": "/scratch/1/ws", "here": ["data", "prompt.md", "work"], "data": ["y.csv", "z.csv"],
-        "prompt": "prompt of b", "pool": ["1"], "scratch": ["1"], "tmp": [], "shm": [],
-        "processes": [1, 2, seen["processes"][-1]],  # bwrap's init, the zygote, this run
+        "cwd": "/workspace", "here": ["data", "prompt.md", "work"], "data": ["y.csv", "z.csv"],
+        "prompt": "prompt of b", "pool": ["agent", "data", "prompt.md"], "scratch": ["stderr", "stdout"],
+        "tmp": [], "shm": [], "processes": [1, 2, seen["processes"][-1]],  # bwrap's init, the zygote, this run
         "private": [False, False, False], "uid": 65534 if os.geteuid() == 0 else os.geteuid(),
-        "home": "/scratch/1/ws/work", "tmpdir": "/scratch/1/tmp",
+        "home": "/workspace/work", "file": "/agent/main.py", "argv": ["/agent/main.py"], "path0": "/agent",
     }
-    assert sorted(os.listdir(pool.exchange)) == []  # the host folders of both runs are gone
 
 
 def test_exit_statuses_are_those_of_python_running_the_script(spec, tmp_path: Path):
@@ -157,6 +156,22 @@ def test_warm_and_cold_runs_hand_in_the_same_bytes(spec, tmp_path: Path):
     assert cold.exit_code == warm_result.exit_code == 0
     assert warm_result.files["answer.json"].data == cold.files["answer.json"].data
 
+
+def test_warnings_and_tracebacks_name_the_paths_of_a_cold_run(spec, tmp_path: Path):
+    public, agent = query(tmp_path, "q", "import warnings\nwarnings.warn('thin data')\nimport helper\n")
+    (agent / "helper.py").write_text("def fail():\n    raise KeyError('flow')\nfail()\n")
+    with warm.lease(spec) as pool:
+        warm_result = run(pool, public, agent)
+    workspace = make_workspace("the prompt", public)
+    try:
+        cold = run_sandboxed(workspace, [sys.executable, "/agent/main.py"], limits=LIMITS, agent_dir=agent,
+                             hidden=spec.hidden)
+    finally:
+        remove_workspace(workspace)
+    assert warm_result.exit_code == cold.exit_code == 1
+    assert "/agent/main.py:2: UserWarning: thin data" in cold.stderr
+    assert 'File "/agent/helper.py", line 2, in fail' in cold.stderr
+    assert warm_result.stderr == cold.stderr
 
 def test_imports_are_read_from_the_scripts_without_their_own_modules(tmp_path: Path):
     (tmp_path / "lib").mkdir()
