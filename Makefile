@@ -80,12 +80,16 @@ reliability: install
 # LLM agent against a 1 s-latency scripted model, Dask scale-out of the oracle) and the construction
 # flow (annotator runs through the harness vs back to back without it; build hours): need `make run` first.
 # Last, the full SDA-style generation (6,000 instances; processed/metrics/bench_generation.json).
+# Last of all, the whole build at BENCH_PROFILE (default full: ~2 h on two cores) from a fresh copy of
+# the checkout, timed stage by stage into processed/metrics/bench_construction.json (build_<profile>).
+BENCH_PROFILE ?= full
 bench: install
 	python -m stages.bench.ingest
 	python -m stages.reliability
 	python -m stages.bench.evaluation
 	python -m stages.bench.construction
 	python -m stages.bench.generation
+	python -m stages.bench.build --profile $(BENCH_PROFILE)
 
 # Mutation testing: each module in stages/bench/mutation.py's MODULE_TESTS (the one list of modules and the
 # tests that cover them) against only those tests; counts in processed/metrics/mutation.json.
