@@ -12,6 +12,7 @@ import flows.construct as construct
 from stages.construction import annotate, resume
 from stages.construction.annotate import Label
 from stages.construction.drawing import Discard, Query
+from stages.layout import BENCHMARK, task_dir
 from stages.sandbox import Limits
 
 QUERY = Query("q-0001", "control-demo", "h1", "all", "attribute", "", 4, date(2000, 1, 1),
@@ -101,6 +102,10 @@ def test_without_a_folder_nothing_is_kept(tmp_path: Path):
 
 
 def test_the_flow_runs_an_annotator_once_per_unchanged_query(task: Path, tmp_path: Path, monkeypatch):
+    root = tmp_path / "project"  # the label task finds the query's folder under the root it is given
+    folder = task_dir(root / BENCHMARK, QUERY.task_id)
+    folder.parent.mkdir(parents=True)
+    task = task.rename(folder)
     runs = []
 
     def label_query(spec, query, folder, limits, hidden, key):
@@ -113,14 +118,14 @@ def test_the_flow_runs_an_annotator_once_per_unchanged_query(task: Path, tmp_pat
 
     monkeypatch.setattr(annotate, "label_query", label_query)
     monkeypatch.setattr(annotate, "verify_query", verify_query)
-    monkeypatch.setattr(construct, "task_dir", lambda benchmark, task_id: task)
     monkeypatch.setattr(construct, "verify", construct.verify.fn)  # label runs verify as a nested task
     store = resume.ResumeStore(tmp_path / "store")
     for _ in range(2):
-        assert construct.label.fn(QUERY, SPEC, Limits(), [], "id", 1e-6, store) == (Label({"answer": 2.0}), None)
+        labelled = construct.label.fn(QUERY, SPEC, Limits(), [], "id", 1e-6, store, root)
+        assert labelled == (Label({"answer": 2.0}), None)
     assert runs == [("label", task), ("verify", task)]
     (task / "public" / QUERY.query_id / "series.csv").write_text("t,y\n1,3\n")
-    construct.label.fn(QUERY, SPEC, Limits(), [], "id", 1e-6, store)
+    construct.label.fn(QUERY, SPEC, Limits(), [], "id", 1e-6, store, root)
     assert runs == [("label", task), ("verify", task)] * 2
 
 
