@@ -1,6 +1,12 @@
 """Prefect flow: turn the catalog into a benchmark (extract -> align -> formalize & label -> verify).
 
 Run by DVC as `python -m flows.construct`. Every task here calls a plain function from `stages/`.
+
+This process extracts and aligns, one task after another; each staged query's label and verify
+(two sandboxed annotator runs) go to the task runner: `construct.concurrency` threads, or the
+workers of an existing Dask cluster (`construct.dask_address`). What a worker gets pickles (the
+query, spec, limits and resume store are plain values) and names files by absolute paths under the
+project root, so a worker started in another folder finds them; it returns only the gold and discard.
 """
 
 from __future__ import annotations
@@ -13,9 +19,9 @@ from pathlib import Path
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
-from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.prefect_api import prefect_api, publish, run_flow
+from flows.runners import task_runner
 from stages.catalog import CatalogTask, load_catalog, load_scopes
 from stages.construction import annotate, drawing, resume, staging
 from stages.construction.benchmark import finalize_benchmark, verification_markdown
@@ -56,12 +62,13 @@ def align(catalog_task: CatalogTask, key: str, queries: list, fresh: bool = True
 
 @task(name="label", task_run_name="label {query.task_id} {query.scope}", cache_policy=NO_CACHE)
 def label(query: drawing.Query, spec, limits, hidden, key: str, rel_tol: float, store: resume.ResumeStore,
-          warm: tuple[str, ...] | None = None):
+           root: Path, warm: tuple[str, ...] | None = None):
     """Stage 3: run the annotator script for the query's gold answer (or reuse a stored one).
 
-    Then stage 4 on it. Returns (gold, the discard of label or verify, or None).
+    Then stage 4 on it. `root` is the project's absolute path (the task may run in another
+    process, in another folder). Returns (gold, the discard of label or verify, or None).
     """
-    folder = task_dir(BENCHMARK, query.task_id)
+    folder = task_dir(root / BENCHMARK, query.task_id)
     stored_as = resume.label_key(folder, query, limits, annotate.collected_files(spec))
     stored = store.label(stored_as)
     if stored is None:
@@ -70,18 +77,18 @@ def label(query: drawing.Query, spec, limits, hidden, key: str, rel_tol: float, 
         store.put_label(stored_as, *stored, about(query, started))
     gold, discard = stored
     if discard is None:
-        discard = verify(query, spec, gold, limits, hidden, rel_tol, key, store, warm)
+        discard = verify(query, spec, gold, limits, hidden, rel_tol, key, store, root, warm)
     return gold, discard
 
 
 @task(name="verify", task_run_name="verify {query.task_id} {query.scope}", cache_policy=NO_CACHE)
 def verify(query: drawing.Query, spec, gold, limits, hidden, rel_tol: float, key: str,
-           store: resume.ResumeStore, warm: tuple[str, ...] | None = None):
+           store: resume.ResumeStore, root: Path, warm: tuple[str, ...] | None = None):
     """Stage 4: re-run the annotator in a fresh sandbox and check gold against targets.
 
     A kept query's re-run is written to its verify-run folder, from the store when it had it.
     """
-    folder = task_dir(BENCHMARK, query.task_id)
+    folder = task_dir(root / BENCHMARK, query.task_id)
     run = verify_run_dir(folder / "private", query.query_id)
     stored_as = resume.verify_key(resume.label_key(folder, query, limits,
                                                    annotate.collected_files(spec)), gold, rel_tol)
@@ -138,21 +145,21 @@ def _next_batch(candidates: dict[str, list], verified: dict[str, list], tried: d
 
 
 def _round(batch: dict[str, list], started: set, by_id: dict, keys: dict, settings, limits, hidden,
-           golds: dict, verified: dict[str, list], store: resume.ResumeStore,
+           golds: dict, verified: dict[str, list], store: resume.ResumeStore, root: Path,
            warm: tuple[str, ...] | None = None) -> list:
     """One round, the four stages pipelined; fills `golds` and `verified`, returns the discards.
 
     The flow aligns one task after another (in this process, one task's tables in memory at a
     time) while the task runner labels and verifies the queries of those already aligned,
-    `concurrency` sandboxed annotator runs at a time: both cores work. Results are taken in each
-    task's query order, whatever order the runs finish in.
+    `concurrency` sandboxed annotator runs at a time (or one per Dask worker thread): both cores
+    work. Results are taken in each task's query order, whatever order the runs finish in.
     """
     discards, labelled = [], []
     for task_id, queries in batch.items():
         staged, unstaged = align(by_id[task_id], keys[task_id], queries, fresh=task_id not in started)
         discards += unstaged
         labelled += [(query, label.submit(query, by_id[task_id].spec, limits, hidden, keys[task_id],
-                                          settings.verify_rel_tol, store, warm)) for query in staged]
+                                          settings.verify_rel_tol, store, root, warm)) for query in staged]
     for query, future in labelled:
         gold, discard = future.result()
         if discard is None or discard.stage != "label":
@@ -169,8 +176,9 @@ def build_benchmark(profile: str, settings: ConstructParams) -> str:
     """Build processed/benchmark from the catalog at the given profile's scale (params.yaml `construct`)."""
     debris.start_harness()  # after Prefect's own SIGTERM handler: ours cleans up, then calls it
     limits = sandbox_limits(settings.limits)
-    hidden = [Path.cwd().resolve()]
-    store = resume.ResumeStore(Path(settings.resume_dir) if settings.resume_dir else None)
+    root = Path.cwd().resolve()  # what the label tasks are given: they may run in another folder
+    hidden = [root]
+    store = resume.ResumeStore(root / settings.resume_dir if settings.resume_dir else None)
     # the modules every annotator script imports, preloaded by the warm interpreters (None: cold runs)
     warm = imports_of([CATALOG]) if settings.warm else None
     tasks = load_catalog(CATALOG, settings.domains)
@@ -198,7 +206,7 @@ def build_benchmark(profile: str, settings: ConstructParams) -> str:
     verified: dict[str, list] = {t: [] for t in by_id}
     golds, tried, started = {}, dict.fromkeys(by_id, 0), set()
     while batch := _next_batch(candidates, verified, tried, wanted):
-        discards += _round(batch, started, by_id, keys, settings, limits, hidden, golds, verified, store,
+        discards += _round(batch, started, by_id, keys, settings, limits, hidden, golds, verified, store, root,
                            warm)
         started.update(batch)
     for task_id, pool in candidates.items():
@@ -217,7 +225,7 @@ def build_benchmark(profile: str, settings: ConstructParams) -> str:
 def main() -> None:
     """DVC entry point."""
     params = load_params()
-    runner = ThreadPoolTaskRunner(max_workers=params.construct.concurrency)
+    runner = task_runner(params.construct.dask_address, params.construct.concurrency)
     with prefect_api():
         try:
             bench_id = run_flow(build_benchmark.with_options(task_runner=runner), params.profile, params.construct)

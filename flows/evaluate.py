@@ -19,9 +19,9 @@ from pathlib import Path
 from prefect import flow, task, unmapped
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
-from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.prefect_api import prefect_api, publish, run_flow
+from flows.runners import task_runner
 from stages.evaluation.harness import (
     AgentSetup,
     benchmark_id,
@@ -116,16 +116,6 @@ def evaluate(agent_name: str, split: str, settings: EvaluateParams, configured: 
     return summary
 
 
-def task_runner(settings: EvaluateParams, configured: AgentParams):
-    """Threads on this machine, or the workers of the Dask cluster params name."""
-    if settings.dask_address:
-        from prefect_dask import DaskTaskRunner  # only when a cluster is configured
-
-        return DaskTaskRunner(address=settings.dask_address)
-    workers = configured.concurrency or settings.concurrency
-    return ThreadPoolTaskRunner(max_workers=workers)
-
-
 def describe(agent: str, summary: dict) -> str:
     """One line a person reads at the end of a run."""
     line = (f"evaluate@{agent} on {summary['split']}: {summary['queries']} queries, ran {summary['ran']}, "
@@ -152,7 +142,7 @@ def main() -> None:
     if args.agent not in params.agents:
         parser.error(f"agent {args.agent!r} is not configured in params.yaml agents")
     settings, configured = params.evaluate, params.agents[args.agent]
-    runner = task_runner(settings, configured)
+    runner = task_runner(settings.dask_address, configured.concurrency or settings.concurrency)
     with prefect_api():
         summary = run_flow(evaluate.with_options(task_runner=runner), args.agent, args.split or settings.split,
                            settings, configured, params.prices, args.unsafe_no_sandbox)

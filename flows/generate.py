@@ -6,6 +6,13 @@ every rejection reason), processed/generated/sda_real/ (the same, the table-only
 repository's entities table: SDA-Real) and processed/generated/auto/ (the AutoSciBench loop's
 report, experience cards, rounds and kept tasks, their gold under private/). Thin over
 `stages.generate`.
+
+The per-item work that is a Prefect task is SDA's per scenario (simulate the dataset, try every
+template on it; in-process numerics, no sandbox): two threads, or the workers of an existing Dask
+cluster (`generate.dask_address`); a task gets the scenario and the params and returns its dataset
+and candidates, and this process selects and writes. SDA-Real is one in-process pass. The sandboxed
+runs (the AutoSciBench loop's floors and an agent solver) stay in this process: each round's recipe
+is revised from the verdict of the one before, and with cards each concept reads the earlier ones'.
 """
 
 from __future__ import annotations
@@ -14,9 +21,9 @@ from collections import Counter
 from pathlib import Path
 
 from prefect import flow, task
-from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows.prefect_api import prefect_api, run_flow
+from flows.runners import task_runner
 from stages.evaluation.runner import sandbox_limits
 from stages.generate.auto.model import ModelGenerator
 from stages.generate.auto.outputs import write_outputs
@@ -82,7 +89,7 @@ def autoscibench(settings: AutoParams, floors: list[str], agents: dict[str, Agen
 def main() -> None:
     """DVC entry point."""
     params = load_params()
-    runner = ThreadPoolTaskRunner(max_workers=2)
+    runner = task_runner(params.generate.dask_address, 2)
     with prefect_api():
         summary = run_flow(generate_sda.with_options(task_runner=runner), params.profile, params.generate.sda)
         print(f"generate@sda: {summary['instances']} instances on {summary['datasets']} datasets written to"

@@ -98,6 +98,7 @@ class ConstructParams(Section):
     warm: bool = True  # annotator runs fork from a warm interpreter in one sandbox per worker
     # finished labels and verifications, reused by a resumed or repeated build ("": none kept)
     resume_dir: str = ".cache/construct"
+    dask_address: str | None = None  # label and verify on an existing Dask cluster (tcp://host:8786)
 
 
 class EvaluateParams(Section):
@@ -282,6 +283,7 @@ class GenerateParams(Section):
     # data-free agents of `agents:`, run in the sandbox: a loop task one passes is refused, and on the
     # generated instances none may score above chance (`python -m stages.generate.sda.attempts --gate`)
     floors: list[str] = ["nodata", "fabricate", "defensive"]
+    dask_address: str | None = None  # the SDA scenarios on an existing Dask cluster (tcp://host:8786)
 
 
 with warnings.catch_warnings():

@@ -41,8 +41,8 @@ from stages.hashing import content_hash, file_sha256
 PROJECT_CODE = Path(__file__).resolve().parents[2]  # the folder holding stages/ and flows/
 # The harness code a label depends on: the construct stage's code deps in dvc.yaml (a test keeps the
 # two lists equal). A change elsewhere (agents, scoring of runs, the report) keeps the store valid.
-LABEL_CODE = ("flows/construct.py", "flows/prefect_api.py", "stages/ports.py", "stages/construction",
-              "stages/sources/hdf", "stages/domains/imagery_join.py", "stages/repository.py",
+LABEL_CODE = ("flows/construct.py", "flows/prefect_api.py", "flows/runners.py", "stages/ports.py",
+              "stages/construction", "stages/sources/hdf", "stages/domains/imagery_join.py", "stages/repository.py",
               "stages/catalog.py", "stages/catalog_scopes.py", "stages/grading",
               "stages/scoring", "stages/evaluation/agents/scripts/reference_models.py",
               "stages/provenance.py", "stages/evaluation/runner.py", "stages/evaluation/verify_run.py",

@@ -98,6 +98,7 @@ class WarmPool:
     """One warm sandbox, used by one thread at a time."""
 
     def __init__(self, spec: PoolSpec):
+        debris.start_harness()  # as for any sandbox: sweep what dead harnesses left, end ours on a stop signal
         self.spec = spec
         self._runs = itertools.count()
         self.folder = Path(tempfile.mkdtemp(prefix=debris.temp_prefix("pool")))

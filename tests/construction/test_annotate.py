@@ -28,7 +28,7 @@ def rerun(monkeypatch, answer: str) -> Attempt:
     """Make the annotator's re-run hand in `answer`."""
     attempt = Attempt(answer_text=answer, exit_code=0, timed_out=False, infra_error=None, wall_seconds=0.8,
                       stdout="mean 2.5\n", stderr="")
-    monkeypatch.setattr(annotate, "run_annotator", lambda task, query, task_dir, limits, hidden: attempt)
+    monkeypatch.setattr(annotate, "run_annotator", lambda task, query, task_dir, limits, hidden, warm: attempt)
     return attempt
 
 

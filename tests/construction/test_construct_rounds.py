@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
 from flows.construct import _next_batch
@@ -67,8 +68,8 @@ def test_a_round_aligns_each_task_and_keeps_results_in_query_order_whatever_fini
         staged = [q for q in queries if q.query_id != "b3"]  # b3 cannot be staged
         return staged, [Discard("b", "s3", "align", "no data", "b3")] if len(staged) < len(queries) else []
 
-    def submit(query, spec, limits, hidden, key, rel_tol, store, warm):
-        submitted.append(query.query_id)
+    def submit(query, spec, limits, hidden, key, rel_tol, store, root, warm):
+        submitted.append((query.query_id, root))
         return _Finished(outcomes[query.query_id])
 
     monkeypatch.setattr(construct, "align", align)
@@ -79,10 +80,10 @@ def test_a_round_aligns_each_task_and_keeps_results_in_query_order_whatever_fini
     golds, verified = {}, {"a": [], "b": []}
 
     discards = construct._round(batch, {"b"}, by_id, {"a": "ka", "b": "kb"}, settings, None, [], golds,
-                                verified, None)
+                                verified, None, Path("/project"))
 
     assert aligned == [("a", "ka", ["a1", "a2", "a3"], True), ("b", "kb", ["b1", "b2", "b3"], False)]
-    assert submitted == ["a1", "a2", "a3", "b1", "b2"]
+    assert submitted == [(q, Path("/project")) for q in ("a1", "a2", "a3", "b1", "b2")]  # the root for workers
     assert [q.query_id for q in verified["a"]] == ["a1"] and [q.query_id for q in verified["b"]] == ["b1", "b2"]
     assert golds == {"a1": "gold-a1", "a3": "gold-a3", "b1": "gold-b1", "b2": "gold-b2"}  # not a2: no label
     assert [(d.query_id, d.stage) for d in discards] == [("b3", "align"), ("a2", "label"), ("a3", "verify")]

@@ -15,7 +15,7 @@ from stages.construction.annotate import Label
 from stages.construction.drawing import Discard, Query
 from stages.evaluation.runner import Attempt
 from stages.evaluation.verify_run import write_verify_run
-from stages.layout import verify_run_dir
+from stages.layout import BENCHMARK, task_dir, verify_run_dir
 from stages.sandbox import Collected, Limits
 
 QUERY = Query("q-0001", "control-demo", "h1", "all", "attribute", "", 4, date(2000, 1, 1),
@@ -107,6 +107,10 @@ def test_without_a_folder_nothing_is_kept(tmp_path: Path):
 
 
 def test_the_flow_runs_an_annotator_once_per_unchanged_query(task: Path, tmp_path: Path, monkeypatch):
+    root = tmp_path / "project"  # the label task finds the query's folder under the root it is given
+    folder = task_dir(root / BENCHMARK, QUERY.task_id)
+    folder.parent.mkdir(parents=True)
+    task = task.rename(folder)
     runs = []
 
     def label_query(spec, query, folder, limits, hidden, key, warm):
@@ -120,20 +124,20 @@ def test_the_flow_runs_an_annotator_once_per_unchanged_query(task: Path, tmp_pat
 
     monkeypatch.setattr(annotate, "label_query", label_query)
     monkeypatch.setattr(annotate, "verify_query", verify_query)
-    monkeypatch.setattr(construct, "task_dir", lambda benchmark, task_id: task)
     monkeypatch.setattr(construct, "verify", construct.verify.fn)  # label runs verify as a nested task
     store = resume.ResumeStore(tmp_path / "store")
     run = task / "private" / QUERY.query_id / "verify_run"
     written = None
     for _ in range(2):
-        assert construct.label.fn(QUERY, SPEC, Limits(), [], "id", 1e-6, store) == (Label({"answer": 2.0}), None)
+        labelled = construct.label.fn(QUERY, SPEC, Limits(), [], "id", 1e-6, store, root)
+        assert labelled == (Label({"answer": 2.0}), None)
         written = written or files(run)
         shutil.rmtree(run)  # the next build starts from an empty benchmark
     assert runs == [("label", task), ("verify", task)]
-    construct.label.fn(QUERY, SPEC, Limits(), [], "id", 1e-6, store)
+    construct.label.fn(QUERY, SPEC, Limits(), [], "id", 1e-6, store, root)
     assert files(run) == written and b'"answer_text": "{\\"answer\\": 2.0}"' in written["run.json"]
     (task / "public" / QUERY.query_id / "series.csv").write_text("t,y\n1,3\n")
-    construct.label.fn(QUERY, SPEC, Limits(), [], "id", 1e-6, store)
+    construct.label.fn(QUERY, SPEC, Limits(), [], "id", 1e-6, store, root)
     assert runs == [("label", task), ("verify", task)] * 2
 
 

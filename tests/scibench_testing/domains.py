@@ -8,6 +8,7 @@ import pandas as pd
 
 from stages.align import align
 from stages.ingest import ingest
+from stages.params import load_params
 from stages.provenance import write_synthetic_record
 from stages.repository import read_manifest, read_table
 from stages.synthesize import SYNTHESIZERS
@@ -43,3 +44,19 @@ def align_with_imagery(domain: str, source: str, params, root: Path) -> tuple[Pa
     synthesize_and_ingest(source, params, root)
     image_raw = synthesize_and_ingest("imagery", TINY_IMAGERY, root)
     return image_raw, align_domain(domain, [source, "imagery"], root)
+
+
+def profile_repository(domain: str, root: Path, params_file: Path, profile: str = "tiny") -> Path:
+    """The repository of a domain whose sources are synthesized, at a profile's scale, as the DAG builds it.
+
+    Synthesize, ingest and align read their settings from `params_file` (the project's params.yaml);
+    everything is written under `root`. Returns root/repositories/<domain>.
+    """
+    params = load_params(params_file)
+    sources = params.align[domain].sources
+    for source in sources:
+        section = params.synthesize[source]
+        generator = SYNTHESIZERS[source].Params(**section.params, **section.scales[profile])
+        synthesize_and_ingest(source, generator, root, params.ingest[source].params)
+    align(domain, sources, root / "sources", root / "repositories" / domain)
+    return root / "repositories" / domain

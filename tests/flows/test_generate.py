@@ -1,0 +1,49 @@
+"""SDA generation on an existing Dask cluster (`generate.dask_address`): the files threads make.
+
+Each scenario is a Prefect task (simulate its dataset, try every template on it); on a cluster the
+workers run them and this process selects and writes. A local two-worker cluster stands in for a
+remote one; a smaller dataset and one binding attempt per template keep the run short.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from prefect.testing.utilities import prefect_test_harness
+
+from flows.generate import generate_sda
+from flows.runners import task_runner
+from stages.params import SdaParams
+
+SETTINGS = SdaParams(n_rows=50, attempts=1)
+
+
+@pytest.fixture(scope="module")
+def prefect_api():
+    """A temporary Prefect server (SQLite) for the flow runs here; the workers reach it too."""
+    with prefect_test_harness():
+        yield
+
+
+def files(folder: Path) -> dict[str, str]:
+    """Every file under `folder` by relative path, with its SHA-256."""
+    return {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+@pytest.mark.slow  # ~60 s, an opt-in runner (generate.dask_address): pytest -m slow
+def test_the_scenarios_run_on_a_dask_cluster_and_the_files_are_those_threads_write(tmp_path, prefect_api):
+    distributed = pytest.importorskip("distributed")
+    on_threads = generate_sda.with_options(task_runner=task_runner(None, 2))("tiny", SETTINGS, tmp_path / "threads")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  host="127.0.0.1") as cluster:
+        runner = task_runner(cluster.scheduler_address, 2)
+        on_dask = generate_sda.with_options(task_runner=runner)("tiny", SETTINGS, tmp_path / "dask")
+        with distributed.Client(cluster) as client:
+            prefixes = client.run_on_scheduler(lambda dask_scheduler: sorted(dask_scheduler.task_prefixes))
+    assert prefixes == ["on_scenario"]  # every scenario went through the cluster's scheduler
+    assert on_threads["instances"] > 0
+    assert on_dask == on_threads
+    assert files(tmp_path / "dask") == files(tmp_path / "threads")
