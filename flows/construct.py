@@ -23,7 +23,7 @@ from prefect.cache_policies import NO_CACHE
 from flows.prefect_api import prefect_api, publish, run_flow
 from flows.runners import task_runner
 from stages.catalog import CatalogTask, load_catalog, load_scopes
-from stages.construction import annotate, drawing, resume, staging
+from stages.construction import annotate, drawing, resume, screening, staging
 from stages.construction.benchmark import finalize_benchmark, verification_markdown
 from stages.evaluation.runner import sandbox_limits
 from stages.layout import BENCHMARK, CATALOG, REPOSITORIES, task_dir, verify_run_dir
@@ -149,6 +149,9 @@ def _round(batch: dict[str, list], started: set, by_id: dict, keys: dict, settin
            warm: tuple[str, ...] | None = None) -> list:
     """One round, the four stages pipelined; fills `golds` and `verified`, returns the discards.
 
+    A staged query no gold could keep (`stages.construction.screening`) is discarded before its
+    annotator runs.
+
     The flow aligns one task after another (in this process, one task's tables in memory at a
     time) while the task runner labels and verifies the queries of those already aligned,
     `concurrency` sandboxed annotator runs at a time (or one per Dask worker thread): both cores
@@ -157,7 +160,8 @@ def _round(batch: dict[str, list], started: set, by_id: dict, keys: dict, settin
     discards, labelled = [], []
     for task_id, queries in batch.items():
         staged, unstaged = align(by_id[task_id], keys[task_id], queries, fresh=task_id not in started)
-        discards += unstaged
+        staged, screened = screening.screen(by_id[task_id].spec, staged, task_dir(root / BENCHMARK, task_id))
+        discards += unstaged + screened
         labelled += [(query, label.submit(query, by_id[task_id].spec, limits, hidden, keys[task_id],
                                           settings.verify_rel_tol, store, root, warm)) for query in staged]
     for query, future in labelled:

@@ -14,18 +14,28 @@ from stages.layout import task_dir
 from stages.params import SplitParams
 from stages.repository import write_parquet
 
+UNLABELLED_STAGES = ("align", "screen")  # a drawn query discarded here cost no annotator run
+
 
 def verification_report(
     drawn: dict[str, int], verified: dict[str, list[Query]], discards: list[Discard],
     overlaps: dict[str, dict] | None = None,
 ) -> dict:
-    """Account for every scope and query: how many were drawn, verified, and why others were not."""
+    """Account for every scope and query: how many were drawn, labelled, verified, and why others were not.
+
+    Drawn: tried by the rounds (staged, or discarded at align); labelled: the drawn ones an
+    annotator ran on (not discarded at align or screen).
+    """
     by_task: dict[str, list[dict]] = defaultdict(list)
     for discard in sorted(discards, key=lambda d: (d.task_id, d.stage, d.scope)):
         by_task[discard.task_id].append(dataclasses.asdict(discard))
+    before_label = defaultdict(int)  # queries drawn that never reached the annotator
+    for discard in discards:
+        before_label[discard.task_id] += discard.stage in UNLABELLED_STAGES
     tasks = {
         task_id: {
             "queries_drawn": drawn[task_id],
+            "queries_labelled": drawn[task_id] - before_label[task_id],
             "queries_verified": len(verified.get(task_id, [])),
             "discarded": by_task.get(task_id, []),
             "split_overlap": (overlaps or {}).get(task_id),
@@ -36,6 +46,7 @@ def verification_report(
         "tasks": tasks,
         "tasks_kept": sorted(t for t, qs in verified.items() if qs),
         "queries_drawn": sum(drawn.values()),
+        "queries_labelled": sum(entry["queries_labelled"] for entry in tasks.values()),
         "queries_verified": sum(len(qs) for qs in verified.values()),
         "discarded": len(discards),
     }
@@ -129,8 +140,8 @@ def finalize_benchmark(
 
 def verification_markdown(report: dict) -> str:
     """A Markdown table of the verification report (a Prefect artifact)."""
-    lines = ["| task | drawn | verified | discarded |", "|---|---|---|---|"]
+    lines = ["| task | drawn | labelled | verified | discarded |", "|---|---|---|---|---|"]
     for task_id, entry in report["tasks"].items():
-        lines.append(f"| {task_id} | {entry['queries_drawn']} | {entry['queries_verified']} | "
-                     f"{len(entry['discarded'])} |")
+        lines.append(f"| {task_id} | {entry['queries_drawn']} | {entry['queries_labelled']} | "
+                     f"{entry['queries_verified']} | {len(entry['discarded'])} |")
     return "\n".join(lines)

@@ -14,7 +14,11 @@ the metric's valid range; `stages.scoring.checks` refuses anything outside it as
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from stages.catalog import TaskSpec
+from stages.construction.drawing import Discard, Query
+from stages.grading.references import read_references
 from stages.scoring.checks import lower_is_better
 from stages.scoring.query import GoldError, Grading, beats_references
 
@@ -42,3 +46,17 @@ def out_of_reach(task: TaskSpec, grading: Grading) -> str | None:
             return (f"gold cannot clear the task's own targets: {metric.name}'s best possible value {best} "
                     f"does not beat the reference models ({refs}; margin {metric.margin})")
     return None
+
+
+def screen(task: TaskSpec, queries: list[Query], task_dir: Path) -> tuple[list[Query], list[Discard]]:
+    """The staged queries worth labelling, and a `screen` discard for each of the others."""
+    if not any(metric.references for metric in task.answer.metrics or []):
+        return queries, []
+    kept, discards = [], []
+    for query in queries:
+        reason = out_of_reach(task, Grading(read_references(task_dir / "private" / query.query_id)))
+        if reason is None:
+            kept.append(query)
+        else:
+            discards.append(Discard(query.task_id, query.scope, "screen", reason, query.query_id))
+    return kept, discards

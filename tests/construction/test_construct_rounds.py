@@ -72,9 +72,16 @@ def test_a_round_aligns_each_task_and_keeps_results_in_query_order_whatever_fini
         submitted.append((query.query_id, root))
         return _Finished(outcomes[query.query_id])
 
+    def screen(spec, queries, folder):  # b4 is out of reach: no annotator runs for it
+        assert folder == Path("/project/processed/benchmark/tasks") / spec[-1]
+        return [q for q in queries if q.query_id != "b4"], [Discard("b", "s4", "screen", "no room", "b4")] * (
+            any(q.query_id == "b4" for q in queries))
+
     monkeypatch.setattr(construct, "align", align)
+    monkeypatch.setattr(construct.screening, "screen", screen)
     monkeypatch.setattr(construct, "label", SimpleNamespace(submit=submit))
-    batch = {"a": [query("a", 1), query("a", 2), query("a", 3)], "b": [query("b", 1), query("b", 2), query("b", 3)]}
+    batch = {"a": [query("a", 1), query("a", 2), query("a", 3)],
+             "b": [query("b", 1), query("b", 2), query("b", 3), query("b", 4)]}
     by_id = {"a": SimpleNamespace(spec="spec-a", id="a"), "b": SimpleNamespace(spec="spec-b", id="b")}
     settings = SimpleNamespace(verify_rel_tol=1e-6)
     golds, verified = {}, {"a": [], "b": []}
@@ -82,8 +89,9 @@ def test_a_round_aligns_each_task_and_keeps_results_in_query_order_whatever_fini
     discards = construct._round(batch, {"b"}, by_id, {"a": "ka", "b": "kb"}, settings, None, [], golds,
                                 verified, None, Path("/project"))
 
-    assert aligned == [("a", "ka", ["a1", "a2", "a3"], True), ("b", "kb", ["b1", "b2", "b3"], False)]
+    assert aligned == [("a", "ka", ["a1", "a2", "a3"], True), ("b", "kb", ["b1", "b2", "b3", "b4"], False)]
     assert submitted == [(q, Path("/project")) for q in ("a1", "a2", "a3", "b1", "b2")]  # the root for workers
     assert [q.query_id for q in verified["a"]] == ["a1"] and [q.query_id for q in verified["b"]] == ["b1", "b2"]
     assert golds == {"a1": "gold-a1", "a3": "gold-a3", "b1": "gold-b1", "b2": "gold-b2"}  # not a2: no label
-    assert [(d.query_id, d.stage) for d in discards] == [("b3", "align"), ("a2", "label"), ("a3", "verify")]
+    assert [(d.query_id, d.stage) for d in discards] == [("b3", "align"), ("b4", "screen"), ("a2", "label"),
+                                                         ("a3", "verify")]
