@@ -78,7 +78,8 @@ reliability: install
 # Full-scale CAMELS ingest vs the pandas per-file loop and a polars multi-file floor (one run), the
 # sandbox's start overhead, and the evaluation harness (overhead per query, scoring throughput, an
 # LLM agent against a 1 s-latency scripted model, Dask scale-out of the oracle) and the construction
-# flow (annotator runs through the harness vs back to back without it; build hours): need `make run` first.
+# flow (annotator runs through the harness vs back to back without it; build hours; Dask scale-out:
+# the whole construction twice, on 1 then 2 local workers): need `make run` first.
 # Last, the full SDA-style generation (6,000 instances; processed/metrics/bench_generation.json).
 # Last of all, the whole build at BENCH_PROFILE (default full: ~2 h on two cores) from a fresh copy of
 # the checkout, timed stage by stage into processed/metrics/bench_construction.json (build_<profile>).

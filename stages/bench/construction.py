@@ -12,12 +12,19 @@ is labelled and verified (two runs), `concurrency` at a time; `full_build_hours`
 per-task means to the full profile's query counts. The per-run seconds are measured on the data of
 the profile that was built: at `default` they understate the full data's size (say so when quoting).
 
-Writes `processed/metrics/bench_construction.json`.
+`dask_scaleout`: the construction of params.yaml's profile (`--task` to build only some tasks) from
+the aligned repositories (`processed/repositories`), through prefect-dask's DaskTaskRunner on a
+local cluster of 1, then 2 worker processes (1 thread each), every annotator run (no resume store);
+the speedup t1 / t2 of the flow runs, as the Prefect server timed them (target >= 1.7 on two
+cores). The flow process aligns beside the workers in both runs, as it does on any runner.
+
+Writes `processed/metrics/bench_construction.json` (`--only` one part keeps the other's figures).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import shutil
 import subprocess
@@ -31,13 +38,16 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from stages.bench.runs import prefect_env, run_construction
 from stages.catalog import TaskSpec
 from stages.construction.annotate import run_annotator
 from stages.construction.drawing import Query
 from stages.evaluation.runner import sandbox_limits
 from stages.hashing import write_json
-from stages.layout import BENCHMARK, METRICS, task_dir
+from stages.layout import BENCHMARK, CATALOG, METRICS, REPOSITORIES, task_dir
 from stages.params import load_params
+
+MEASUREMENTS = ("annotation", "dask_scaleout")
 
 
 def sample(benchmark: Path, per_task: int) -> list[Query]:
@@ -118,14 +128,88 @@ def _query_counts(benchmark: Path) -> dict[str, int]:
     return pd.read_parquet(benchmark / "queries.parquet", columns=["task_id"])["task_id"].value_counts().to_dict()
 
 
+def scaleout_project(work: Path, repositories: Path) -> Path:
+    """A project for construction runs of its own: this checkout's catalog (copied), the repositories (linked)."""
+    project = work / "construct"
+    shutil.copytree(CATALOG, project / CATALOG, ignore=shutil.ignore_patterns("__pycache__"))
+    (project / REPOSITORIES).parent.mkdir(parents=True)
+    (project / REPOSITORIES).symlink_to(repositories.resolve())
+    return project
+
+
+def scaleout_params(params: dict, tasks: list[str], dask_address: str) -> dict:
+    """`params` building `tasks` (all when empty) on the cluster, every annotator run (no resume store)."""
+    construct = params["construct"] | {"dask_address": dask_address, "resume_dir": ""}
+    return params | {"construct": construct | ({"tasks": tasks} if tasks else {})}
+
+
+def dask_scaleout(project: Path, params: dict, env: dict[str, str], tasks: list[str]) -> dict:
+    """The construction through a local Dask cluster of 1, then 2 worker processes: t1 / t2.
+
+    The workers import the flow's module before the clock starts, as a long-lived cluster's have.
+    """
+    import distributed  # only for this measurement
+
+    runs = []
+    for workers in (1, 2):
+        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                      dashboard_address=None, host="127.0.0.1") as cluster:
+            with distributed.Client(cluster) as client:
+                client.run(importlib.import_module, "flows.construct")
+            changed = scaleout_params(params, tasks, cluster.scheduler_address)
+            (project / "params.yaml").write_text(yaml.safe_dump(changed, sort_keys=False))
+            run = run_construction(project, params["profile"], env)
+        built = pd.read_parquet(project / BENCHMARK / "queries.parquet", columns=["task_id"])
+        runs.append({"workers": workers, "process_s": run.process_s, "flow_s": run.flow_s,
+                     "busy_cores": run.busy_cores, "tasks": built["task_id"].nunique(), "queries": len(built),
+                     "benchmark_id": json.loads((project / BENCHMARK / "benchmark.json").read_text())["benchmark_id"]})
+    one, two = runs
+    return {"profile": params["profile"], "runs": runs, "t1_s": one["flow_s"], "t2_s": two["flow_s"],
+            "speedup": round(one["flow_s"] / two["flow_s"], 2),
+            "process_speedup": round(one["process_s"] / two["process_s"], 2),
+            "same_benchmark": one["benchmark_id"] == two["benchmark_id"], "target_speedup": 1.7}
+
+
+def measure_scaleout(params: dict, repositories: Path, tasks: list[str]) -> dict:
+    """`dask_scaleout` in a temporary project against a local Prefect server of its own (or why it was skipped)."""
+    missing = [domain for domain in params["construct"]["domains"]
+               if not (repositories / domain / "manifest.json").is_file()]
+    if missing:
+        return {"skipped": f"no aligned repositories {missing} in {repositories}: run `make run` first"}
+    with tempfile.TemporaryDirectory(prefix="scibench-bench-construct-") as work, prefect_env(Path(work)) as env:
+        return dask_scaleout(scaleout_project(Path(work), repositories), params, env, tasks)
+
+
+def describe_scaleout(dask: dict) -> str:
+    """The line `main` prints for the scale-out."""
+    if "skipped" in dask:
+        return f"dask scale-out: skipped: {dask['skipped']}"
+    one, two = dask["runs"]
+    return (f"dask scale-out: construction of {one['tasks']} tasks, {one['queries']} queries ({dask['profile']}): "
+            f"1 worker {dask['t1_s']} s, 2 workers {dask['t2_s']} s, speedup {dask['speedup']} "
+            f"(target >= {dask['target_speedup']}); same benchmark: {dask['same_benchmark']}; "
+            f"machine cores busy {one['busy_cores']}, {two['busy_cores']}")
+
+
 def main() -> None:
-    """Measure on the built benchmark and write the figures."""
+    """Measure and write the figures (`--only` keeps the other part's)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=MEASUREMENTS, action="append")
     parser.add_argument("--per-task", type=int, default=1)
+    parser.add_argument("--task", action="append", default=[], help="dask_scaleout: build only this task (repeat)")
     args = parser.parse_args()
-    result = measure(BENCHMARK, args.per_task)
-    write_json(METRICS / "bench_construction.json", result)
-    print(json.dumps({k: v for k, v in result.items() if k != "seconds_per_run_by_task"}, indent=2))
+    names = tuple(args.only or MEASUREMENTS)
+    out = METRICS / "bench_construction.json"
+    result = json.loads(out.read_text()) if args.only and out.exists() else {}
+    if "annotation" in names:
+        result |= measure(BENCHMARK, args.per_task)
+        print(json.dumps({k: v for k, v in result.items() if k not in ("seconds_per_run_by_task", "dask_scaleout")},
+                         indent=2))
+    if "dask_scaleout" in names:
+        result["dask_scaleout"] = measure_scaleout(yaml.safe_load(Path("params.yaml").read_text()), REPOSITORIES,
+                                                   args.task)
+        print(describe_scaleout(result["dask_scaleout"]))
+    write_json(out, result)
 
 
 if __name__ == "__main__":

@@ -10,9 +10,10 @@
   that other process's server. So a server counts as up only when its health endpoint answers
   *and* the listening socket on the port belongs to our process (read from /proc); a server that
   exits (a lost bind) or never answers is retried on a fresh port.
-- `run_evaluation`: one `python -m flows.evaluate`, timed by the clock and by the Prefect server
-  (the flow run's own time, without the interpreter's and Prefect's start), with how busy the
-  machine's cores were meanwhile (on a shared machine, other work takes cores too).
+- `run_evaluation`, `run_construction`: one `python -m flows.evaluate` or `python -m flows.construct`,
+  timed by the clock and by the Prefect server (the flow run's own time, without the interpreter's
+  and Prefect's start), with how busy the machine's cores were meanwhile (on a shared machine,
+  other work takes cores too).
 """
 
 from __future__ import annotations
@@ -185,9 +186,9 @@ def _wait_until_up(server: PrefectServer) -> bool:
 
 @dataclass(frozen=True)
 class Run:
-    """One timed evaluation run."""
+    """One timed flow run."""
 
-    process_s: float  # `python -m flows.evaluate`, start to exit
+    process_s: float  # `python -m flows.<module>`, start to exit
     flow_s: float  # the flow run as the Prefect server timed it (Running to Completed)
     busy_cores: float  # cores the whole machine kept busy meanwhile, on average (ours and others')
     summary: str  # the run's last stdout line
@@ -195,16 +196,26 @@ class Run:
 
 def run_evaluation(project: Path, agent: str, split: str, env: dict[str, str]) -> Run:
     """Run `agent` on `split` in `project` against the Prefect server `env` names, and time it."""
+    return timed_flow(project, ["flows.evaluate", agent, "--split", split], f"evaluate {agent} on {split}", env)
+
+
+def run_construction(project: Path, profile: str, env: dict[str, str]) -> Run:
+    """Build `project`'s benchmark at `profile` (its params.yaml's) against the server `env` names; time it."""
+    return timed_flow(project, ["flows.construct"], f"construct {profile} benchmark", env)
+
+
+def timed_flow(project: Path, module: list[str], flow_run_name: str, env: dict[str, str]) -> Run:
+    """Run `python -m <module...>` in `project` (this checkout's code) and time it and its flow run."""
     busy, total = _cpu_ticks()
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "flows.evaluate", agent, "--split", split], cwd=project,
-                          env=env | {"PYTHONPATH": str(CHECKOUT)}, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", *module], cwd=project, env=env | {"PYTHONPATH": str(CHECKOUT)},
+                          capture_output=True, text=True)
     seconds = time.monotonic() - started
     busy_after, total_after = _cpu_ticks()
     if done.returncode != 0:
-        raise RuntimeError(f"evaluate {agent} failed:\n{done.stderr[-3000:]}")
+        raise RuntimeError(f"{flow_run_name} failed:\n{done.stderr[-3000:]}")
     cores = os.cpu_count() or 1
-    return Run(round(seconds, 2), round(flow_run_seconds(env["PREFECT_API_URL"], f"evaluate {agent} on {split}"), 2),
+    return Run(round(seconds, 2), round(flow_run_seconds(env["PREFECT_API_URL"], flow_run_name), 2),
                round(cores * (busy_after - busy) / max(total_after - total, 1), 2),
                done.stdout.strip().splitlines()[-1])
 
