@@ -41,23 +41,37 @@ def extract(catalog_task: CatalogTask):
 
 
 @task(name="align", task_run_name="align {catalog_task.spec.id}", cache_policy=NO_CACHE)
-def align(catalog_task: CatalogTask, key: str, queries: list, fresh: bool = True):
-    """Stages 1 and 2: extract the task's tables; stage each query's public files and hidden truth.
+def align(catalog_task: CatalogTask, key: str, queries: list, store: resume.ResumeStore, fresh: bool = True):
+    """Stages 1 and 2: stage each query's public files and hidden truth, or restore them from `store`.
 
     A query's public files hold its scope only. `fresh` empties the task's folder first (its first
-    round). Returns the staged queries and the discards of those that could not be staged.
+    round). The task's tables are extracted only when some query's staging is not stored. Returns
+    the staged queries and the discards of those that could not be staged, in `queries`' order.
     """
     folder = task_dir(BENCHMARK, catalog_task.spec.id)
-    tables = extract(catalog_task)
     if fresh:
         staging.stage_task(catalog_task, folder)
-    staged = staging.stage_queries(catalog_task, tables, key, queries, folder)
-    del tables
-    # The tables end up in reference cycles that only the cyclic collector frees, and it seldom runs
-    # (large arrays do not count towards its threshold): without this a `full` build held ~1 GB more
-    # per task and the kernel killed it at 24 GB.
-    gc.collect()
-    return staged
+    repository = REPOSITORIES / catalog_task.spec.data.repository
+    stored_as = {q.query_id: resume.staging_key(catalog_task, repository, q) for q in queries}
+    discards, missing = {}, []
+    for query in queries:
+        found, discards[query.query_id] = store.staging(stored_as[query.query_id], folder, query.query_id)
+        if not found:
+            missing.append(query)
+    if missing:
+        tables = extract(catalog_task)
+        for query in missing:
+            started = time.monotonic()
+            discards[query.query_id] = staging.stage_or_discard(catalog_task, tables, key, query, folder)
+            store.put_staging(stored_as[query.query_id], folder, query.query_id, discards[query.query_id],
+                              about(query, started))
+        del tables
+        # The tables end up in reference cycles that only the cyclic collector frees, and it seldom
+        # runs (large arrays do not count towards its threshold): without this a `full` build held
+        # ~1 GB more per task and the kernel killed it at 24 GB.
+        gc.collect()
+    return ([q for q in queries if discards[q.query_id] is None],
+            [discards[q.query_id] for q in queries if discards[q.query_id] is not None])
 
 
 @task(name="label", task_run_name="label {query.task_id} {query.scope}", cache_policy=NO_CACHE)
@@ -159,7 +173,7 @@ def _round(batch: dict[str, list], started: set, by_id: dict, keys: dict, settin
     """
     discards, labelled = [], []
     for task_id, queries in batch.items():
-        staged, unstaged = align(by_id[task_id], keys[task_id], queries, fresh=task_id not in started)
+        staged, unstaged = align(by_id[task_id], keys[task_id], queries, store, fresh=task_id not in started)
         staged, screened = screening.screen(by_id[task_id].spec, staged, task_dir(root / BENCHMARK, task_id))
         discards += unstaged + screened
         labelled += [(query, label.submit(query, by_id[task_id].spec, limits, hidden, keys[task_id],

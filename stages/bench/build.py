@@ -8,9 +8,9 @@ Prefect server up for the flows; each stage is timed from the `Running stage` li
 it to the next one's (or the end). Measured, never extrapolated:
 - `stages`: seconds of every stage, and `phases`: their sums (synthesize, ingest, align, construct,
   generate, evaluate, score, validity, report, other);
-- `construct_by_task`: per task, the annotator runs labelled and verified, their discards and the
-  seconds they took (from the build's resume store, which records each run), with the drawn /
-  labelled / kept counts of `verification.json`;
+- `construct_by_task`: per task, the queries staged and the annotator runs labelled and verified,
+  their discards and the seconds they took (from the build's resume store, which records each
+  staging and run), with the drawn / labelled / kept counts of `verification.json`;
 - the build's validity summary (`processed/metrics/validity.json` of the copy), kept as
   `processed/metrics/validity_<profile>.json` in this checkout.
 The figures are written after every stage to `build_<profile>` of `processed/metrics/

@@ -121,23 +121,25 @@ def stage_query(task: CatalogTask, tables: list[Table], key: str, query: Query, 
     return public
 
 
-def stage_queries(task: CatalogTask, tables: list[Table], key: str, queries: list[Query],
-                  task_dir: Path, repository: Path | None = None) -> tuple[list[Query], list[Discard]]:
-    """Stage every query; return the staged ones and the discards.
+def stage_or_discard(task: CatalogTask, tables: list[Table], key: str, query: Query, task_dir: Path,
+                     repository: Path | None = None) -> Discard | None:
+    """Stage the query (`stage_query`); None, or its discard when its data cannot be staged.
 
     A query whose truth or reference models cannot be formed on its data (e.g. a site that never
     measured the target in the scope's window) is discarded with the reason, and its folders
     removed, instead of stopping the build.
     """
-    staged, discards = [], []
-    for query in queries:
-        try:
-            stage_query(task, tables, key, query, task_dir, repository)
-        except Exception as error:  # noqa: BLE001 - any failure on one query's data is that query's
-            for side in ("public", "private"):
-                shutil.rmtree(task_dir / side / query.query_id, ignore_errors=True)
-            discards.append(Discard(query.task_id, query.scope, "align",
-                                    f"{type(error).__name__}: {error}", query.query_id))
-            continue
-        staged.append(query)
-    return staged, discards
+    try:
+        stage_query(task, tables, key, query, task_dir, repository)
+    except Exception as error:  # noqa: BLE001 - any failure on one query's data is that query's
+        for side in ("public", "private"):
+            shutil.rmtree(task_dir / side / query.query_id, ignore_errors=True)
+        return Discard(query.task_id, query.scope, "align", f"{type(error).__name__}: {error}", query.query_id)
+    return None
+
+
+def stage_queries(task: CatalogTask, tables: list[Table], key: str, queries: list[Query],
+                  task_dir: Path, repository: Path | None = None) -> tuple[list[Query], list[Discard]]:
+    """Stage every query (`stage_or_discard`); return the staged ones and the discards."""
+    outcomes = [(query, stage_or_discard(task, tables, key, query, task_dir, repository)) for query in queries]
+    return [q for q, discard in outcomes if discard is None], [d for _, d in outcomes if d is not None]

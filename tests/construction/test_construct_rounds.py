@@ -63,8 +63,8 @@ def test_a_round_aligns_each_task_and_keeps_results_in_query_order_whatever_fini
     }
     aligned, submitted = [], []
 
-    def align(task, key, queries, fresh):
-        aligned.append((task.id, key, [q.query_id for q in queries], fresh))
+    def align(task, key, queries, store, fresh):
+        aligned.append((task.id, key, [q.query_id for q in queries], store, fresh))
         staged = [q for q in queries if q.query_id != "b3"]  # b3 cannot be staged
         return staged, [Discard("b", "s3", "align", "no data", "b3")] if len(staged) < len(queries) else []
 
@@ -87,9 +87,10 @@ def test_a_round_aligns_each_task_and_keeps_results_in_query_order_whatever_fini
     golds, verified = {}, {"a": [], "b": []}
 
     discards = construct._round(batch, {"b"}, by_id, {"a": "ka", "b": "kb"}, settings, None, [], golds,
-                                verified, None, Path("/project"))
+                                verified, "store", Path("/project"))
 
-    assert aligned == [("a", "ka", ["a1", "a2", "a3"], True), ("b", "kb", ["b1", "b2", "b3", "b4"], False)]
+    assert aligned == [("a", "ka", ["a1", "a2", "a3"], "store", True),
+                       ("b", "kb", ["b1", "b2", "b3", "b4"], "store", False)]
     assert submitted == [(q, Path("/project")) for q in ("a1", "a2", "a3", "b1", "b2")]  # the root for workers
     assert [q.query_id for q in verified["a"]] == ["a1"] and [q.query_id for q in verified["b"]] == ["b1", "b2"]
     assert golds == {"a1": "gold-a1", "a3": "gold-a3", "b1": "gold-b1", "b2": "gold-b2"}  # not a2: no label

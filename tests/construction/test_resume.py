@@ -77,8 +77,9 @@ def test_labels_and_verifications_round_trip(tmp_path: Path):
     assert store.verification("d" * 32) == (True, None)
     assert store.verification("e" * 32) == (False, None)
     assert not list((tmp_path / "store").rglob("*.tmp"))
-    assert store.summary() == {"control-demo": {"labelled": 1, "label_discards": 1, "verified": 1,
-                                                "verify_discards": 0, "seconds": 4.5}}
+    assert store.summary() == {"control-demo": {"staged": 0, "stage_discards": 0, "labelled": 1,
+                                                "label_discards": 1, "verified": 1, "verify_discards": 0,
+                                                "stage_seconds": 0.0, "seconds": 4.5}}
 
 
 @pytest.mark.parametrize("reason", ["sandbox failed: bwrap: no permissions", "annotator script timed out",
