@@ -8,7 +8,6 @@ workers label and verify, and the benchmark both runners write must be the same,
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import subprocess
@@ -19,6 +18,7 @@ import pandas as pd
 import pytest
 import yaml
 from scibench_testing.domains import profile_repository
+from scibench_testing.files import folder_sha256
 from scibench_testing.prefect_server import start_prefect_server
 from scibench_testing.project import ROOT, offline_env
 
@@ -59,12 +59,6 @@ def build(folder: Path, env: dict[str, str]) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-def files(benchmark: Path) -> dict[str, str]:
-    """Every file of a benchmark by relative path, with its SHA-256."""
-    return {str(path.relative_to(benchmark)): hashlib.sha256(path.read_bytes()).hexdigest()
-            for path in sorted(benchmark.rglob("*")) if path.is_file()}
-
-
 @pytest.mark.slow  # ~60 s, an opt-in runner (construct.dask_address): pytest -m slow
 def test_a_construction_on_a_dask_cluster_writes_the_benchmark_threads_write(tmp_path, repository):
     distributed = pytest.importorskip("distributed")
@@ -89,4 +83,4 @@ def test_a_construction_on_a_dask_cluster_writes_the_benchmark_threads_write(tmp
         assert queries.groupby("task_id").size().to_dict() == dict.fromkeys(TASKS, QUERIES_PER_TASK)
     bench_id = json.loads((on_threads / BENCHMARK / "benchmark.json").read_text())["benchmark_id"]
     assert threads_line == dask_line == f"construct: benchmark {bench_id} written to {BENCHMARK}"
-    assert files(on_dask / BENCHMARK) == files(on_threads / BENCHMARK)
+    assert folder_sha256(on_dask / BENCHMARK) == folder_sha256(on_threads / BENCHMARK)

@@ -7,11 +7,9 @@ remote one; a smaller dataset and one binding attempt per template keep the run 
 
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
-
 import pytest
 from prefect.testing.utilities import prefect_test_harness
+from scibench_testing.files import folder_sha256
 
 from flows.generate import generate_sda
 from flows.runners import task_runner
@@ -27,12 +25,6 @@ def prefect_api():
         yield
 
 
-def files(folder: Path) -> dict[str, str]:
-    """Every file under `folder` by relative path, with its SHA-256."""
-    return {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
-            for path in sorted(folder.rglob("*")) if path.is_file()}
-
-
 @pytest.mark.slow  # ~60 s, an opt-in runner (generate.dask_address): pytest -m slow
 def test_the_scenarios_run_on_a_dask_cluster_and_the_files_are_those_threads_write(tmp_path, prefect_api):
     distributed = pytest.importorskip("distributed")
@@ -46,4 +38,4 @@ def test_the_scenarios_run_on_a_dask_cluster_and_the_files_are_those_threads_wri
     assert prefixes == ["on_scenario"]  # every scenario went through the cluster's scheduler
     assert on_threads["instances"] > 0
     assert on_dask == on_threads
-    assert files(tmp_path / "dask") == files(tmp_path / "threads")
+    assert folder_sha256(tmp_path / "dask") == folder_sha256(tmp_path / "threads")

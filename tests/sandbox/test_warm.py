@@ -45,6 +45,16 @@ def run(pool: warm.WarmPool, public: Path, agent: Path, prompt: str = "the promp
     return pool.run(prompt, public, agent, "main.py", ("answer.json",), 1 << 20)
 
 
+def cold_run(spec: warm.PoolSpec, public: Path, agent: Path):
+    """The same program the cold way: a fresh workspace and sandbox of its own."""
+    workspace = make_workspace("the prompt", public)
+    try:
+        return run_sandboxed(workspace, [sys.executable, "/agent/main.py"], limits=LIMITS, agent_dir=agent,
+                             hidden=spec.hidden)
+    finally:
+        remove_workspace(workspace)
+
+
 LEAVE_TRACES = """
 import os, subprocess, pathlib
 for place in ("/tmp/left", "/dev/shm/left", "work/left", "/scratch/left"):
@@ -147,12 +157,7 @@ def test_warm_and_cold_runs_hand_in_the_same_bytes(spec, tmp_path: Path):
     public, agent = query(tmp_path, "q", script)
     with warm.lease(spec) as pool:
         warm_result = run(pool, public, agent)
-    workspace = make_workspace("the prompt", public)
-    try:
-        cold = run_sandboxed(workspace, [sys.executable, "/agent/main.py"], limits=LIMITS, agent_dir=agent,
-                             hidden=spec.hidden)
-    finally:
-        remove_workspace(workspace)
+    cold = cold_run(spec, public, agent)
     assert cold.exit_code == warm_result.exit_code == 0
     assert warm_result.files["answer.json"].data == cold.files["answer.json"].data
 
@@ -162,12 +167,7 @@ def test_warnings_and_tracebacks_name_the_paths_of_a_cold_run(spec, tmp_path: Pa
     (agent / "helper.py").write_text("def fail():\n    raise KeyError('flow')\nfail()\n")
     with warm.lease(spec) as pool:
         warm_result = run(pool, public, agent)
-    workspace = make_workspace("the prompt", public)
-    try:
-        cold = run_sandboxed(workspace, [sys.executable, "/agent/main.py"], limits=LIMITS, agent_dir=agent,
-                             hidden=spec.hidden)
-    finally:
-        remove_workspace(workspace)
+    cold = cold_run(spec, public, agent)
     assert warm_result.exit_code == cold.exit_code == 1
     assert "/agent/main.py:2: UserWarning: thin data" in cold.stderr
     assert 'File "/agent/helper.py", line 2, in fail' in cold.stderr
