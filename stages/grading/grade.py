@@ -84,14 +84,13 @@ def _graded_rows(metric: MetricSpec, joined: pd.DataFrame, key: str, time: str) 
         keep = joined[TRUTH].between(by_entity.transform("quantile", low),
                                      by_entity.transform("quantile", high))
         joined = joined[keep]
-    periods = None
-    if grade.timescale != "step":
-        period = time_values(joined, time).dt.to_period(PERIODS[grade.timescale]).astype(str)
-        groups = joined.assign(_period=period.to_numpy()).groupby([key, "_period"], sort=True)
-        periods = groups.ngroup().to_numpy()
-        means = groups[[TRUTH]].mean().reset_index()
-        return GradedRows(joined[ROW].to_numpy(), periods, means[TRUTH], metrics.entity_rows(means[key]))
-    return GradedRows(joined[ROW].to_numpy(), periods, joined[TRUTH], metrics.entity_rows(joined[key]))
+    rows = joined[ROW].to_numpy()
+    if grade.timescale == "step":
+        return GradedRows(rows, None, joined[TRUTH], metrics.entity_rows(joined[key]))
+    period = time_values(joined, time).dt.to_period(PERIODS[grade.timescale]).astype(str)
+    groups = joined.assign(_period=period.to_numpy()).groupby([key, "_period"], sort=True)
+    means = groups[[TRUTH]].mean().reset_index()
+    return GradedRows(rows, groups.ngroup().to_numpy(), means[TRUTH], metrics.entity_rows(means[key]))
 
 
 def align(task: TaskSpec, truth: pd.DataFrame, rows: pd.DataFrame, key: str) -> Alignment:
@@ -100,7 +99,7 @@ def align(task: TaskSpec, truth: pd.DataFrame, rows: pd.DataFrame, key: str) -> 
     pairwise = [metric for metric in task.answer.metrics or []
                 if metric.grade is not None and metric.grade.function not in FEATURE_FUNCTIONS]
     graded = {}
-    if pairwise:  # the truth's value column renamed: an artifact key may share its name
+    if pairwise:
         positions = rows[keys].assign(**{ROW: np.arange(len(rows))})
         joined = truth.rename(columns={task.truth.column: TRUTH}).merge(positions, on=keys, how="inner")
         graded = {metric.name: _graded_rows(metric, joined, key, task.truth.time) for metric in pairwise}
