@@ -40,9 +40,9 @@ class KgeComponents:
 
 @dataclass(frozen=True)
 class EntityScores:
-    """A metric per entity (index = entity key, sorted) and why it is undefined for the others."""
+    """A metric per entity (in the entities' order) and why it is undefined for the others."""
 
-    values: pd.Series
+    values: dict[Any, float]
     undefined: dict[Any, str]
 
 
@@ -236,25 +236,32 @@ def finite_score(metric: Callable[[Any, Any], float], obs: Any, sim: Any) -> flo
     return value
 
 
-def per_entity(frame: pd.DataFrame, key: str, obs: str, sim: str, metric: Callable[[Any, Any], float]) -> EntityScores:
-    """`metric(obs, sim)` per value of `key` (a score each), sorted by key.
+def entity_rows(keys: pd.Series) -> dict[Any, np.ndarray]:
+    """Each entity's row positions (in row order), by entity key sorted: the groups `per_entity` scores.
+
+    Rows without a key are a `ValueError`, not a silent drop.
+    """
+    if keys.isna().any():
+        raise ValueError(f"{int(keys.isna().sum())} row(s) have no {keys.name!r}")
+    return keys.groupby(keys, sort=True).indices
+
+
+def per_entity(entities: dict[Any, np.ndarray], obs: Any, sim: Any,
+               metric: Callable[[Any, Any], float]) -> EntityScores:
+    """`metric(obs, sim)` on each entity's rows (`entity_rows`): a score each, in the entities' order.
 
     Entities where the metric is undefined are left out of `values` and listed in `undefined` with
-    the reason; other errors propagate. Rows without a key are a `ValueError`, not a silent drop.
+    the reason; other errors propagate.
     """
-    if frame[key].isna().any():
-        raise ValueError(f"{int(frame[key].isna().sum())} row(s) have no {key!r}")
     values: dict[Any, float] = {}
     undefined: dict[Any, str] = {}
-    observed, simulated = frame[obs].to_numpy(), frame[sim].to_numpy()
-    for entity, rows in frame.groupby(key, sort=True).indices.items():  # positions, in row order
+    observed, simulated = np.asarray(obs), np.asarray(sim)
+    for entity, rows in entities.items():
         try:
             values[entity] = finite_score(metric, observed[rows], simulated[rows])
         except MetricUndefined as error:
             undefined[entity] = str(error)
-    series = pd.Series(values, dtype=float, name=getattr(metric, "__name__", None))
-    series.index.name = key
-    return EntityScores(series, undefined)
+    return EntityScores(values, undefined)
 
 
 AGGREGATORS: dict[str, Callable[[np.ndarray], Any]] = {"median": np.median, "mean": np.mean}

@@ -30,7 +30,7 @@ import pandas as pd
 
 from stages.catalog import TaskSpec
 from stages.evaluation.agents.scripts import reference_models
-from stages.grading.grade import FEATURE_FUNCTIONS, LABEL_FUNCTIONS, grade_artifact
+from stages.grading.grade import FEATURE_FUNCTIONS, LABEL_FUNCTIONS, align, grade_aligned
 
 NOT_APPLICABLE = "_not_applicable"  # unnamed model -> why it has no values on this query
 
@@ -45,14 +45,19 @@ def _same_kind(task: TaskSpec) -> list[str]:
 def grade_references(task: TaskSpec, tables: dict[str, pd.DataFrame], scope: dict,
                      artifact_block: dict, required: pd.DataFrame,
                      truth: pd.DataFrame) -> dict[str, dict[str, float | None]]:
-    """Reference model -> its recomputed metrics on this query (named models first)."""
+    """Reference model -> its recomputed metrics on this query (named models first).
+
+    Every model fills the owed rows (`required`) in their order, so the truth is aligned to them
+    once (`grade.align`) and each model and blend is graded on arrays.
+    """
     scoped = reference_models.load_tables(tables, scope)
+    aligned = align(task, truth, required, scope["entity_key"])
     others = [name for name in _same_kind(task) if name not in task.reference_models]
     out, skipped, frames = {}, {}, {}
     for name in [*task.reference_models, *others]:
         try:
             frame = reference_models.MODELS[name](scoped, scope, artifact_block, required)
-            values = grade_artifact(task, frame, truth, scope["entity_key"]).values
+            values = grade_aligned(task, aligned, frame).values
         except Exception as error:  # noqa: BLE001 - a model that does not fit this query's data
             if name in task.reference_models:
                 raise
@@ -61,7 +66,7 @@ def grade_references(task: TaskSpec, tables: dict[str, pd.DataFrame], scope: dic
         out[name], frames[name] = values, frame
     if not any(name in reference_models.PARTITIONS for name in frames):
         for name, frame in blends(frames, list(artifact_block["columns"])).items():
-            out[name] = grade_artifact(task, frame, truth, scope["entity_key"]).values
+            out[name] = grade_aligned(task, aligned, frame).values
     if skipped:
         out[NOT_APPLICABLE] = skipped
     return out

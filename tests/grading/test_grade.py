@@ -10,7 +10,7 @@ import pytest
 from scibench_testing.graded import CLUSTERS, days, graded_task, metric
 
 from stages.catalog import MetricSpec, TruthSpec
-from stages.grading.grade import Grades, grade_artifact
+from stages.grading.grade import Grades, align, grade_aligned, grade_artifact
 
 DATES = days(date(2000, 1, 8), 4)
 # Two basins x 4 test days. a: obs 1..4, sim off by 1 on the last day; b: obs 2..8, off on the first.
@@ -90,6 +90,24 @@ def test_metrics_without_a_grade_are_not_recomputed():
     reported_only = MetricSpec(name="n_models", description="n", target="> 0")
     grades = grade([reported_only, metric("nse", "nse", "qsim_mm_d", "median")])
     assert list(grades.values) == ["nse"]
+
+
+def test_one_alignment_grades_every_artifact_on_its_rows_as_grade_artifact_does():
+    # Aligned once on the owed rows (truth shuffled: the join, not the order, decides), then two
+    # artifacts on those rows, in that order: the grades are grade_artifact's, to the bit.
+    task = graded_task([metric("nse", "nse", "qsim_mm_d", "median"),
+                        metric("rmse", "rmse", "qsim_mm_d", "pooled", "lower is better")])
+    truth = TRUTH.sample(frac=1.0, random_state=0)
+    aligned = align(task, truth, ARTIFACT[["gauge_id", "date"]], "gauge_id")
+    for artifact in (ARTIFACT, ARTIFACT.assign(qsim_mm_d=ARTIFACT["qsim_mm_d"] * 1.1)):
+        assert grade_aligned(task, aligned, artifact) == grade_artifact(task, artifact, truth, "gauge_id")
+
+
+def test_an_artifact_whose_rows_are_not_the_aligned_rows_is_refused():
+    task = graded_task([metric("nse", "nse", "qsim_mm_d", "median")])
+    aligned = align(task, TRUTH, ARTIFACT, "gauge_id")
+    with pytest.raises(ValueError, match="not the rows the truth was aligned to"):
+        grade_aligned(task, aligned, ARTIFACT.iloc[::-1].reset_index(drop=True))
 
 
 # --- silhouette in the benchmark's feature space -------------------------------------------------
