@@ -53,6 +53,17 @@ from dataclasses import dataclass
 
 import pandas as pd
 import pyarrow as pa
+from threadpoolctl import threadpool_limits
+
+# A fork from one thread while another is inside a multi-threaded OpenBLAS call leaves that call
+# spinning for ever: OpenBLAS's fork handlers stop its thread pool under it. Seen in the construct
+# flow, whose label threads read artifacts here while its main thread fits reference models: the
+# flow hung in `exec_blas` for ten minutes, deaf to SIGTERM. A process that reads here therefore
+# keeps BLAS single-threaded: the variables for libraries loaded later, threadpoolctl for those
+# loaded already (numpy, through pandas).
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_name] = "1"
+threadpool_limits(1)
 
 MEMORY_BYTES = 2 << 30
 SECONDS = 60.0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import resource
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -172,3 +174,38 @@ def test_the_harness_s_bug_is_raised_not_scored_and_the_child_never_returns_into
     with pytest.raises(RuntimeError, match=r"^reading f.parquet failed in the harness's code:\n") as raised:
         confined(read)
     assert type(error).__name__ in str(raised.value)
+
+
+FORK_BESIDE_BLAS = """
+import os, sys, threading, time
+import stages.grading.confined  # what every process that reads artifacts imports
+import numpy as np
+from threadpoolctl import threadpool_info
+
+matrix, vector = np.random.default_rng(0).random((3000, 3000)), np.ones(3000)
+done = [0]
+
+def blas():
+    while True:
+        matrix @ vector
+        done[0] += 1
+
+threading.Thread(target=blas, daemon=True).start()
+for _ in range(200):  # as a label thread forks to read an artifact while the main thread fits models
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    time.sleep(0.005)
+before = done[0]
+time.sleep(1.0)
+print(done[0] - before, sorted({pool["num_threads"] for pool in threadpool_info()}))
+"""
+
+
+def test_forks_beside_a_blas_call_do_not_hang_it():
+    """With a multi-threaded OpenBLAS the BLAS thread stops for good after such forks (0 calls a second)."""
+    done = subprocess.run([sys.executable, "-c", FORK_BESIDE_BLAS], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2], check=True)
+    calls, threads = done.stdout.split(maxsplit=1)
+    assert int(calls) > 0 and threads.strip() == "[1]"
