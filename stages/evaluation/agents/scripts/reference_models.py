@@ -97,6 +97,8 @@ def instants(values: pd.Series) -> pd.Series:
             pa.timestamp("ns", tz="UTC") if aware else pa.timestamp("ns"))
         naive = cast.cast(pa.timestamp("ns")) if aware else cast  # UTC wall time: Arrow stores UTC
         return pd.Series(naive.to_numpy(), index=values.index, name=values.name)
+    if values.dtype == np.dtype("datetime64[ns]"):  # already naive UTC (`load_tables` made it so)
+        return values.copy()
     return pd.to_datetime(values, utc=True).dt.tz_convert(None).astype("datetime64[ns]")
 
 
