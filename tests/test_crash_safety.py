@@ -201,7 +201,8 @@ def full_disk(project: Path, env: dict[str, str], agent: str, split: str, keys: 
     """Run with 4 KiB of room for the journal, check it, free the space, rerun."""
     runs = project / "processed/runs" / agent
     journal = runs / "journal.jsonl"
-    room = 4096  # one tmpfs page: a few records of the oracle, one of `steady`
+    # two tmpfs pages: one record of `steady` (~4.1 kB, most of it its 4,000-character stdout tail), not two
+    room = 8192
     command = evaluate_command(agent, split)
     if full == "rlimit_fsize":
         command = [shutil.which("prlimit") or "prlimit", f"--fsize={room}:unlimited", "--", *command]
