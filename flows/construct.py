@@ -31,7 +31,7 @@ from stages.params import ConstructParams, load_params
 from stages.provenance import provenance_summary
 from stages.repository import read_manifest, read_table
 from stages.sandbox import debris
-from stages.sandbox.warm import close_all, imports_of
+from stages.sandbox.pools import close_all, imports_of
 
 
 @task(name="extract", task_run_name="extract {catalog_task.spec.id}", cache_policy=NO_CACHE)

@@ -43,7 +43,7 @@ from stages.evaluation.runner import sandbox_limits
 from stages.hashing import write_json
 from stages.layout import BENCHMARK, CATALOG, METRICS, REPOSITORIES, task_dir
 from stages.params import load_params
-from stages.sandbox.warm import imports_of
+from stages.sandbox.pools import imports_of
 
 MEASUREMENTS = ("annotation", "dask_scaleout")
 

@@ -34,7 +34,8 @@ from stages.grading.recompute import recompute
 from stages.grading.references import read_references
 from stages.layout import verify_run_dir
 from stages.sandbox import Limits
-from stages.sandbox.warm import PoolSpec, run_warm
+from stages.sandbox.pools import run_warm
+from stages.sandbox.warm import PoolSpec
 from stages.scoring.attribution import CheckpointError, read_checkpoint
 from stages.scoring.attribution import matches as checkpoint_matches
 from stages.scoring.attribution import records as checkpoint_records

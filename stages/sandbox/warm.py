@@ -17,28 +17,24 @@ or exhausts memory ends alone (the OOM killer takes the child first; a pool whos
 replaced, and the run is done again cold).
 
 For the project's own trusted scripts only (annotators): an untrusted agent keeps a fresh sandbox
-per query. What is imported is what the scripts import (`imports_of`).
+per query. What is imported is what the scripts import (`pools.imports_of`); `pools` leases them.
 """
 
 from __future__ import annotations
 
-import ast
-import atexit
 import contextlib
 import itertools
 import json
 import logging
 import os
-import queue
 import select
 import shutil
 import stat
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,7 +50,6 @@ from stages.sandbox import (
     filesystem,
     harvest_work,
     process,
-    run_sandboxed,
     seccomp,
 )
 
@@ -78,20 +73,6 @@ class PoolSpec:
 
 class PoolDied(RuntimeError):
     """The zygote did not answer (crashed, killed, or never ready); the pool is unusable."""
-
-
-def imports_of(folders: Sequence[Path]) -> tuple[str, ...]:
-    """The modules the Python files under `folders` import, minus the files' own modules, sorted."""
-    files = sorted(p for folder in folders for p in folder.rglob("*.py"))
-    own = {p.stem for p in files}
-    names = set()
-    for path in files:
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                names.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names.add(node.module)
-    return tuple(sorted(n for n in names if n.split(".")[0] not in own and n != "__future__"))
 
 
 class WarmPool:
@@ -232,61 +213,6 @@ class WarmPool:
             self.group.remove()
             self.group = None
         shutil.rmtree(self.folder, ignore_errors=True)
-
-
-_idle: dict[PoolSpec, queue.SimpleQueue] = {}  # per process: a Dask worker has its own
-_all: list[WarmPool] = []
-_lock = threading.Lock()
-
-
-@contextlib.contextmanager
-def lease(spec: PoolSpec) -> Iterator[WarmPool]:
-    """An idle pool of this spec, or a new one; a pool whose zygote died is closed, not returned."""
-    with _lock:
-        idle = _idle.setdefault(spec, queue.SimpleQueue())
-    try:
-        pool = idle.get_nowait()
-    except queue.Empty:
-        pool = WarmPool(spec)
-        with _lock:
-            _all.append(pool)
-    try:
-        yield pool
-    except PoolDied:
-        pool.close()
-        raise
-    idle.put(pool)
-
-
-def run_warm(spec: PoolSpec, prompt: str, public_dir: Path, agent_dir: Path, script: str,
-             collect_files: Sequence[str], collect_bytes: int) -> RunResult:
-    """One run in a warm pool; if the pool cannot start or dies, the run is done again cold."""
-    try:
-        with lease(spec) as pool:
-            return pool.run(prompt, public_dir, agent_dir, script, collect_files, collect_bytes)
-    except PoolDied as error:
-        log.warning("warm pool failed (%s): running %s cold", error, script)
-    from stages.workspace import make_workspace, remove_workspace
-
-    workspace = make_workspace(prompt, public_dir)
-    try:
-        return run_sandboxed(workspace, [sys.executable, f"/agent/{script}"], limits=spec.limits,
-                             agent_dir=agent_dir, hidden=spec.hidden, collect_files=collect_files,
-                             collect_bytes=collect_bytes)
-    finally:
-        remove_workspace(workspace)
-
-
-def close_all() -> None:
-    """End every pool of this process (the harness's end; atexit)."""
-    with _lock:
-        pools, _all[:] = list(_all), []
-        _idle.clear()
-    for pool in pools:
-        pool.close()
-
-
-atexit.register(close_all)
 
 
 def _tail(root: str, name: str) -> str:

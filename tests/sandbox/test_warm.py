@@ -1,4 +1,4 @@
-"""Warm pools (stages/sandbox/warm.py): real runs in one warm sandbox, each seeing only its own files.
+"""Warm pools (stages/sandbox/warm.py, pools.py): real runs in one warm sandbox, each seeing only its own files.
 
 Each test runs real programs in a real pool; the attacking runs try to leave something for the next
 run (files in every writable place, a daemon, a killed zygote) or to reach what they must not.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from stages.sandbox import Limits, run_sandboxed, warm
+from stages.sandbox import Limits, pools, run_sandboxed, warm
 from stages.workspace import make_workspace, remove_workspace
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
@@ -27,7 +27,7 @@ LIMITS = Limits(wall_seconds=20, cpu_seconds=20, memory_bytes=2 << 30, address_s
 @pytest.fixture
 def spec(tmp_path: Path) -> warm.PoolSpec:
     yield warm.PoolSpec(LIMITS, (PROJECT.resolve(), tmp_path.resolve()), ("json", "statistics"))
-    warm.close_all()
+    pools.close_all()
 
 
 def query(tmp_path: Path, name: str, script: str, files: dict[str, str] | None = None) -> tuple[Path, Path]:
@@ -84,7 +84,7 @@ def test_a_run_sees_only_its_own_files_and_nothing_an_earlier_run_left(spec, tmp
     a = query(tmp_path, "a", LEAVE_TRACES)
     hidden = [str(private), str(private / "gold.json"), str(PROJECT / "params.yaml")]
     b = query(tmp_path, "b", f"PRIVATE = {hidden!r}\n" + LOOK_AROUND, {"y.csv": "1", "z.csv": "2"})
-    with warm.lease(spec) as pool:
+    with pools.lease(spec) as pool:
         first = run(pool, *a)
         second = run(pool, *b, prompt="prompt of b")
     assert first.exit_code == 0 and first.files["answer.json"].data == b'{"run": "A"}'
@@ -107,7 +107,7 @@ def test_exit_statuses_are_those_of_python_running_the_script(spec, tmp_path: Pa
         "raises": ("raise ValueError('no column flow')", 1),
         "abort": ("import os; os.abort()", 128 + signal.SIGABRT),
     }
-    with warm.lease(spec) as pool:
+    with pools.lease(spec) as pool:
         results = {name: run(pool, *query(tmp_path, name, code)) for name, (code, _) in scripts.items()}
     assert {name: r.exit_code for name, r in results.items()} == {n: code for n, (_, code) in scripts.items()}
     assert (results["ok"].stdout, results["ok"].stderr) == ("out\n", "err\n")
@@ -120,20 +120,20 @@ def test_a_hanging_or_memory_hungry_run_ends_alone(spec, tmp_path: Path):
     hungry = query(tmp_path, "hungry", "x = bytearray(3 << 30)")
     fine = query(tmp_path, "fine", "open('work/answer.json', 'w').write('{}')")
     short = warm.PoolSpec(Limits(**{**LIMITS.__dict__, "wall_seconds": 2}), spec.hidden, spec.preload)
-    with warm.lease(short) as pool:
+    with pools.lease(short) as pool:
         hung, after_hang = run(pool, *hang), run(pool, *fine)
         ate, after_eating = run(pool, *hungry), run(pool, *fine)
         zygote = pool.sandbox_pid
     assert (hung.exit_code, hung.timed_out, hung.limits_hit) == (None, True, ("wall",))
     assert (ate.exit_code, ate.stderr.strip().splitlines()[-1]) == (1, "MemoryError")
     assert after_hang.files["answer.json"].data == after_eating.files["answer.json"].data == b"{}"
-    with warm.lease(short) as pool:
+    with pools.lease(short) as pool:
         assert pool.sandbox_pid == zygote  # the same pool served all four
 
 
 def test_a_pool_whose_zygote_dies_is_replaced_and_the_run_done_cold(spec, tmp_path: Path):
     public, agent = query(tmp_path, "q", "import pathlib; pathlib.Path('work/answer.json').write_text('{\"a\": 1}')")
-    with warm.lease(spec) as pool:
+    with pools.lease(spec) as pool:
         first = pool.sandbox_pid
         os.kill(pool.proc.pid, 0)
     for pid in [int(p) for p in os.listdir("/proc") if p.isdigit()]:  # the zygote: init's child
@@ -142,10 +142,10 @@ def test_a_pool_whose_zygote_dies_is_replaced_and_the_run_done_cold(spec, tmp_pa
                 os.kill(pid, signal.SIGKILL)
         except (OSError, ValueError):
             pass
-    result = warm.run_warm(spec, "p", public, agent, "main.py", ("answer.json",), 1 << 20)
+    result = pools.run_warm(spec, "p", public, agent, "main.py", ("answer.json",), 1 << 20)
     assert (result.exit_code, result.files["answer.json"].data) == (0, b'{"a": 1}')
     assert result.isolation.startswith("bwrap, uid")  # cold: a fresh sandbox of its own
-    again = warm.run_warm(spec, "p", public, agent, "main.py", ("answer.json",), 1 << 20)
+    again = pools.run_warm(spec, "p", public, agent, "main.py", ("answer.json",), 1 << 20)
     assert again.isolation.startswith("warm bwrap pool") and again.exit_code == 0
 
 
@@ -155,7 +155,7 @@ def test_warm_and_cold_runs_hand_in_the_same_bytes(spec, tmp_path: Path):
               "pathlib.Path('work/answer.json').write_text(json.dumps({'x': statistics.stdev(v), "
               "'data': sorted(p.name for p in pathlib.Path('data').iterdir())}))\n")
     public, agent = query(tmp_path, "q", script)
-    with warm.lease(spec) as pool:
+    with pools.lease(spec) as pool:
         warm_result = run(pool, public, agent)
     cold = cold_run(spec, public, agent)
     assert cold.exit_code == warm_result.exit_code == 0
@@ -165,7 +165,7 @@ def test_warm_and_cold_runs_hand_in_the_same_bytes(spec, tmp_path: Path):
 def test_warnings_and_tracebacks_name_the_paths_of_a_cold_run(spec, tmp_path: Path):
     public, agent = query(tmp_path, "q", "import warnings\nwarnings.warn('thin data')\nimport helper\n")
     (agent / "helper.py").write_text("def fail():\n    raise KeyError('flow')\nfail()\n")
-    with warm.lease(spec) as pool:
+    with pools.lease(spec) as pool:
         warm_result = run(pool, public, agent)
     cold = cold_run(spec, public, agent)
     assert warm_result.exit_code == cold.exit_code == 1
@@ -179,4 +179,4 @@ def test_imports_are_read_from_the_scripts_without_their_own_modules(tmp_path: P
     (tmp_path / "task.py").write_text("from __future__ import annotations\nimport helper, os.path\n"
                                       "def f():\n    from sklearn.linear_model import Ridge\n"
                                       "from .x import y\n")
-    assert warm.imports_of([tmp_path]) == ("numpy", "os.path", "scipy", "sklearn.linear_model")
+    assert pools.imports_of([tmp_path]) == ("numpy", "os.path", "scipy", "sklearn.linear_model")

@@ -1,0 +1,94 @@
+"""This process's warm pools (`stages.sandbox.warm`): leased one per worker thread, ended at exit.
+
+`run_warm` is what a caller uses: one run in an idle pool of the spec (a new one when none is
+idle), and the same run done cold when the pool cannot start or dies. `imports_of` is what the
+pools preload: the modules the scripts import.
+"""
+
+from __future__ import annotations
+
+import ast
+import atexit
+import contextlib
+import logging
+import queue
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from stages.sandbox import RunResult, run_sandboxed
+from stages.sandbox.warm import PoolDied, PoolSpec, WarmPool
+
+log = logging.getLogger(__name__)
+
+
+def imports_of(folders: Sequence[Path]) -> tuple[str, ...]:
+    """The modules the Python files under `folders` import, minus the files' own modules, sorted."""
+    files = sorted(p for folder in folders for p in folder.rglob("*.py"))
+    own = {p.stem for p in files}
+    names = set()
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module)
+    return tuple(sorted(n for n in names if n.split(".")[0] not in own and n != "__future__"))
+
+
+_idle: dict[PoolSpec, queue.SimpleQueue] = {}  # per process: a Dask worker has its own
+_all: list[WarmPool] = []
+_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def lease(spec: PoolSpec) -> Iterator[WarmPool]:
+    """An idle pool of this spec, or a new one; a pool whose zygote died is closed, not returned."""
+    with _lock:
+        idle = _idle.setdefault(spec, queue.SimpleQueue())
+    try:
+        pool = idle.get_nowait()
+    except queue.Empty:
+        pool = WarmPool(spec)
+        with _lock:
+            _all.append(pool)
+    try:
+        yield pool
+    except PoolDied:
+        pool.close()
+        raise
+    idle.put(pool)
+
+
+def run_warm(spec: PoolSpec, prompt: str, public_dir: Path, agent_dir: Path, script: str,
+             collect_files: Sequence[str], collect_bytes: int) -> RunResult:
+    """One run in a warm pool; if the pool cannot start or dies, the run is done again cold."""
+    try:
+        with lease(spec) as pool:
+            return pool.run(prompt, public_dir, agent_dir, script, collect_files, collect_bytes)
+    except PoolDied as error:
+        log.warning("warm pool failed (%s): running %s cold", error, script)
+    from stages.workspace import make_workspace, remove_workspace
+
+    workspace = make_workspace(prompt, public_dir)
+    try:
+        return run_sandboxed(workspace, [sys.executable, f"/agent/{script}"], limits=spec.limits,
+                             agent_dir=agent_dir, hidden=spec.hidden, collect_files=collect_files,
+                             collect_bytes=collect_bytes)
+    finally:
+        remove_workspace(workspace)
+
+
+def close_all() -> None:
+    """End every pool of this process (the harness's end; atexit)."""
+    with _lock:
+        pools, _all[:] = list(_all), []
+        _idle.clear()
+    for pool in pools:
+        pool.close()
+
+
+atexit.register(close_all)
+
+
