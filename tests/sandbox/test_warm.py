@@ -180,3 +180,59 @@ def test_imports_are_read_from_the_scripts_without_their_own_modules(tmp_path: P
                                       "def f():\n    from sklearn.linear_model import Ridge\n"
                                       "from .x import y\n")
     assert pools.imports_of([tmp_path]) == ("numpy", "os.path", "scipy", "sklearn.linear_model")
+
+
+HOST_PROBE = """
+import json, os, sys
+exchange = sys.argv[1]
+tried = {}
+for name, attempt in [("list", lambda: os.listdir(exchange)),
+                      ("read_script", lambda: open(os.path.join(exchange, "agent", "main.py")).read()),
+                      ("plant_file", lambda: open(os.path.join(exchange, "planted.py"), "w").write("x")),
+                      ("replace_script", lambda: open(os.path.join(exchange, "agent", "main.py"), "w").write("x"))]:
+    try:
+        attempt()
+        tried[name] = "done"
+    except OSError as error:
+        tried[name] = type(error).__name__
+print(json.dumps(tried))
+"""
+
+
+HOST_PYTHON = shutil.which("python3", path="/usr/bin:/bin")  # one other users may run (the venv's may sit in /root)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or HOST_PYTHON is None,
+                    reason="other host users exist only when the harness runs as root; needs a system python3")
+def test_other_host_users_cannot_read_or_change_a_run_in_flight(spec, tmp_path: Path):
+    """The exchange folder holds the run's files while it runs: root:nogroup 0750, files read-only.
+
+    A host process of another user may not even list it; one running as the sandbox's own user
+    (nobody:nogroup, as a host daemon might) may read what the run sees (public files and the
+    annotator script, both in the repository) but neither plant a file nor rewrite the script.
+    """
+    import subprocess
+    import threading
+    import time
+
+    public, agent = query(tmp_path, "q", "import time, pathlib\ntime.sleep(3)\n"
+                                         "pathlib.Path('work/answer.json').write_text('{\"ran\": \"own\"}')\n")
+    with pools.lease(spec) as pool:
+        result = {}
+        thread = threading.Thread(target=lambda: result.update(r=run(pool, public, agent)))
+        thread.start()
+        deadline = time.monotonic() + 60
+        while not (pool.exchange / "agent").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        tried = {uid: json.loads(subprocess.run([HOST_PYTHON, "-c", HOST_PROBE, str(pool.exchange)], user=uid,
+                                                group=uid, extra_groups=[], capture_output=True, text=True,
+                                                check=True).stdout)
+                 for uid in (12345, 65534)}
+        thread.join()
+    assert tried == {
+        12345: {"list": "PermissionError", "read_script": "PermissionError", "plant_file": "PermissionError",
+                "replace_script": "PermissionError"},
+        65534: {"list": "done", "read_script": "done", "plant_file": "PermissionError",
+                "replace_script": "PermissionError"},
+    }
+    assert result["r"].files["answer.json"].data == b'{"ran": "own"}'
