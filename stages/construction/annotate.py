@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -28,20 +28,17 @@ import pandas as pd
 from stages.catalog import TaskSpec
 from stages.construction.drawing import Discard, Query, answers_agree
 from stages.evaluation.agents.program import AgentProgram
-from stages.evaluation.runner import Attempt, attempt_of, run_query
+from stages.evaluation.runner import Attempt, run_query
 from stages.evaluation.verify_run import write_verify_run
 from stages.grading.recompute import recompute
 from stages.grading.references import read_references
 from stages.layout import verify_run_dir
 from stages.sandbox import Limits
-from stages.sandbox.pools import run_warm
-from stages.sandbox.warm import PoolSpec
 from stages.scoring.attribution import CheckpointError, read_checkpoint
 from stages.scoring.attribution import matches as checkpoint_matches
 from stages.scoring.attribution import records as checkpoint_records
 from stages.scoring.outcomes import Execution, Outcome
 from stages.scoring.query import GoldError, Grading, other_references, score_query
-from stages.workspace import ANSWER_FILE, MAX_ARTIFACT_BYTES
 
 BOOTSTRAP_FILE = "bootstrap.json"
 
@@ -111,14 +108,9 @@ def run_annotator(task: TaskSpec, query: Query, task_dir: Path, limits: Limits,
     `warm` (the modules to preload; see `stages.sandbox.warm`) runs it as a child of a warm
     interpreter in this worker's warm sandbox instead of starting a sandbox and Python for it.
     """
-    public, collect = task_dir / "public" / query.query_id, collected_files(task)
-    if warm is None:
-        return run_query(query.prompt, public, annotator_program(task_dir / "private"), limits, hidden,
-                         collect=collect)
-    result = run_warm(PoolSpec(limits, tuple(hidden), warm), query.prompt, public,
-                      task_dir / "private" / "annotator", "reproduce.py", (ANSWER_FILE, *collect),
-                      MAX_ARTIFACT_BYTES)
-    return attempt_of(result, collect)
+    program = replace(annotator_program(task_dir / "private"), warm=warm)
+    return run_query(query.prompt, task_dir / "public" / query.query_id, program, limits, hidden,
+                     collect=collected_files(task))
 
 
 def _graded_gold(task: TaskSpec, attempt: Attempt, private: Path, key: str) -> dict:

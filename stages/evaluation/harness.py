@@ -16,6 +16,7 @@ import yaml
 from stages.catalog import TaskSpec
 from stages.evaluation import verify_run
 from stages.evaluation.agents import AGENTS, IDENTITIES, QueryContext
+from stages.evaluation.agents.builtin import RUN_OPTIONS
 from stages.evaluation.agents.program import AgentProgram, Binding, ServiceReport, directory_hash
 from stages.evaluation.journal import JournalRecord, record_key
 from stages.evaluation.runner import Attempt, run_query
@@ -46,7 +47,8 @@ def setup_agent(name: str, params: AgentParams, prices: PriceTable | None = None
         raise KeyError(f"agent {name}: unknown kind {params.kind!r}; known: {sorted(AGENTS)}")
     agent_dir = params.options.get("agent_dir")
     files = directory_hash(Path(agent_dir)) if agent_dir else None
-    options = IDENTITIES[params.kind](params.options) if params.kind in IDENTITIES else params.options
+    chosen = {k: v for k, v in params.options.items() if k not in RUN_OPTIONS}  # how it runs, not what
+    options = IDENTITIES[params.kind](chosen) if params.kind in IDENTITIES else chosen
     agent_hash = content_hash([params.kind, options, files])
     model = params.options.get("model")
     model = model.get("model") if isinstance(model, dict) else model  # a command agent's model access

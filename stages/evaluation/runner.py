@@ -11,9 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from stages.evaluation.agents.program import AgentProgram
+from stages.evaluation.agents.program import AgentProgram, warm_script
 from stages.params import SandboxLimits
 from stages.sandbox import Collected, Limits, RunResult, harvest_work, run_sandboxed
+from stages.sandbox.pools import run_warm
+from stages.sandbox.warm import PoolSpec
 from stages.workspace import (
     ANSWER_FILE,
     MAX_ANSWER_BYTES,
@@ -85,10 +87,16 @@ def run_query(
     """Run `program` in a fresh workspace for this prompt and public data; the workspace is removed.
 
     Besides `answer.json`, the files of `work/` named in `collect` (an artifact, an annotator's
-    bootstrap) are taken as untrusted input, each up to `MAX_ARTIFACT_BYTES`.
+    bootstrap) are taken as untrusted input, each up to `MAX_ARTIFACT_BYTES`. A `warm` program
+    runs in this thread's warm pool (`AgentProgram.warm`), unless sandboxing is off.
     """
-    workspace = make_workspace(prompt, public_dir)
     collect_bytes = MAX_ARTIFACT_BYTES if collect else MAX_ANSWER_BYTES
+    if program.warm is not None and not unsafe_no_sandbox:
+        script, args = warm_script(program)
+        result = run_warm(PoolSpec(limits, tuple(hidden), program.warm), prompt, public_dir, program.agent_dir,
+                          script, (ANSWER_FILE, *collect), collect_bytes, args, program.env or None)
+        return attempt_of(result, collect)
+    workspace = make_workspace(prompt, public_dir)
     try:
         if program.in_process is not None:
             result = run_in_process(program.in_process, workspace, (ANSWER_FILE, *collect), collect_bytes)

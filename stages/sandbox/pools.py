@@ -24,9 +24,9 @@ log = logging.getLogger(__name__)
 
 
 def imports_of(folders: Sequence[Path]) -> tuple[str, ...]:
-    """The modules the Python files under `folders` import, minus the files' own modules, sorted."""
+    """The modules the Python files under `folders` import, minus their own (files and packages), sorted."""
     files = sorted(p for folder in folders for p in folder.rglob("*.py"))
-    own = {p.stem for p in files}
+    own = {p.stem for p in files} | {folder.name for folder in folders}
     names = set()
     for path in files:
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -62,20 +62,21 @@ def lease(spec: PoolSpec) -> Iterator[WarmPool]:
 
 
 def run_warm(spec: PoolSpec, prompt: str, public_dir: Path, agent_dir: Path, script: str,
-             collect_files: Sequence[str], collect_bytes: int) -> RunResult:
-    """One run in a warm pool; if the pool cannot start or dies, the run is done again cold."""
+             collect_files: Sequence[str], collect_bytes: int, args: Sequence[str] = (),
+             extra_env: dict[str, str] | None = None) -> RunResult:
+    """`python /agent/<script> <args>` in a warm pool; if the pool cannot start or dies, the run is done again cold."""
     try:
         with lease(spec) as pool:
-            return pool.run(prompt, public_dir, agent_dir, script, collect_files, collect_bytes)
+            return pool.run(prompt, public_dir, agent_dir, script, collect_files, collect_bytes, extra_env, args)
     except PoolDied as error:
         log.warning("warm pool failed (%s): running %s cold", error, script)
     from stages.workspace import make_workspace, remove_workspace
 
     workspace = make_workspace(prompt, public_dir)
     try:
-        return run_sandboxed(workspace, [sys.executable, f"/agent/{script}"], limits=spec.limits,
-                             agent_dir=agent_dir, hidden=spec.hidden, collect_files=collect_files,
-                             collect_bytes=collect_bytes)
+        return run_sandboxed(workspace, [sys.executable, f"/agent/{script}", *args], limits=spec.limits,
+                             agent_dir=agent_dir, hidden=spec.hidden, extra_env=extra_env,
+                             collect_files=collect_files, collect_bytes=collect_bytes)
     finally:
         remove_workspace(workspace)
 

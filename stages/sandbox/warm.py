@@ -159,8 +159,9 @@ class WarmPool:
         return ""
 
     def run(self, prompt: str, public_dir: Path, agent_dir: Path, script: str,
-            collect_files: Sequence[str], collect_bytes: int, extra_env: dict | None = None) -> RunResult:
-        """Run `/agent/<script>` on this query's files; the result as `run_sandboxed` gives it."""
+            collect_files: Sequence[str], collect_bytes: int, extra_env: dict | None = None,
+            args: Sequence[str] = ()) -> RunResult:
+        """Run `/agent/<script> <args>` on this query's files; the result as `run_sandboxed` gives it."""
         from stages.workspace import link_tree
 
         n, folder = next(self._runs), self.exchange
@@ -172,7 +173,7 @@ class WarmPool:
         link_tree(agent_dir, folder / "agent")
         limits, events = self.spec.limits, self.group.events() if self.group else {}
         env = command.environment(filesystem.python_runtime_paths(), f"{filesystem.WORKSPACE}/work", extra_env)
-        order = {"run": n, "script": f"{filesystem.AGENT_MOUNT}/{script}", "env": env,
+        order = {"run": n, "script": f"{filesystem.AGENT_MOUNT}/{script}", "args": list(args), "env": env,
                  "wall": limits.wall_seconds,
                  "cpu": limits.cpu_seconds, "memory": limits.address_space_bytes,
                  "file_size": limits.file_size_bytes}

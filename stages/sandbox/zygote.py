@@ -8,7 +8,8 @@ This file runs *inside* the sandbox (stages/sandbox/warm.py starts it and hands 
 It imports the modules, replies `{"ready": ...}`, then serves one command at a time, one JSON
 line each way:
 
-    {"run": n, "script": ..., "env": {...}, "wall": s, "cpu": s, "memory": bytes, "file_size": bytes}
+    {"run": n, "script": ..., "args": [...], "env": {...}, "wall": s, "cpu": s, "memory": bytes,
+     "file_size": bytes}
     -> {"run": n, "status": <exit status or null>, "signal": <signal or null>, "timed_out": bool}
 
 A run sees the paths a cold run sees. Its files are in `/pool` (read-only: `prompt.md`, `data/`,
@@ -17,9 +18,9 @@ working directory is `/workspace`, holding `prompt.md` and `data` (links to thos
 `work/`; its stdout and stderr go to `/scratch/stdout` and `/scratch/stderr`. The child is forked
 from this process (so it starts with the stack imported), makes its own session, lowers its
 rlimits to the run's, offers itself first to the OOM killer, and runs the script as `__main__`
-with `runpy`, exiting as `python <script>` would. Before the next run, everything the last one
-left is gone: every other process of the sandbox is killed, and `/workspace`, `/scratch`, `/tmp`
-and `/dev/shm` are emptied.
+with `runpy` (its arguments in `sys.argv`), exiting as `python <script> <args>` would. Before the
+next run, everything the last one left is gone: every other process of the sandbox is killed,
+and `/workspace`, `/scratch`, `/tmp` and `/dev/shm` are emptied.
 """
 
 import atexit
@@ -105,7 +106,7 @@ def child(command: dict, closing: list[int]) -> None:
         os.chdir(WORKSPACE)
         os.environ.clear()
         os.environ.update(command["env"])
-        sys.argv = [command["script"]]
+        sys.argv = [command["script"], *command["args"]]
         sys.path[0] = os.path.dirname(command["script"])
         try:
             runpy.run_path(command["script"], run_name="__main__")

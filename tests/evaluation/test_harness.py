@@ -122,3 +122,25 @@ def test_reuse_on_and_off_are_different_agents():
     on, off, unset = oracle(True), oracle(False), oracle(None)
     assert on.agent_hash not in {off.agent_hash, unset.agent_hash}
     assert unset.agent_hash == "5547554cf30b7c37"  # as before the option: those journals still resume
+
+
+def test_warm_is_how_a_built_in_agent_runs_not_which_agent_it_is():
+    def agent_hash(kind: str, options: dict) -> str:
+        return setup_agent(kind, AgentParams(kind=kind, options=options)).agent_hash
+
+    for kind in ("heuristic", "nodata", "fabricate", "defensive", "prior"):
+        assert agent_hash(kind, {"warm": True}) == agent_hash(kind, {"warm": False}) == agent_hash(kind, {})
+
+
+def test_a_warm_program_must_be_a_script_under_agent():
+    import sys
+
+    from stages.evaluation.agents.program import AgentProgram, warm_script
+
+    script = AgentProgram([sys.executable, "/agent/heuristic_agent.py", "/workspace"], agent_dir=Path("a"),
+                          warm=("numpy",))
+    assert warm_script(script) == ("heuristic_agent.py", ["/workspace"])
+    for argv in ([sys.executable, "-m", "heuristic", "/workspace"], ["/usr/bin/python3", "/agent/x.py"],
+                 [sys.executable, "/work/x.py"]):
+        with pytest.raises(ValueError, match="a warm program runs `python /agent/<script>`"):
+            warm_script(AgentProgram(argv, agent_dir=Path("a"), warm=()))

@@ -10,6 +10,11 @@
 - `heuristic` is a non-LLM data scientist: it profiles `data/`, picks the standard method of the
   task's family from the prompt's blocks, fits it and reports metrics it validated itself
   (`scripts/heuristic/`).
+
+These scripts are the benchmark's own code: with option `warm: true`, the heuristic and the floors
+run in a warm pool (`AgentProgram.warm`: a fresh workspace per query, seeing only its files, in a
+long-lived sandbox whose interpreter imported what the script imports). The hand-in is the same
+bytes, so `warm` is not part of an agent's identity (`stages.evaluation.harness.setup_agent`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,21 @@ from stages.evaluation.agents.program import AgentProgram, QueryContext, directo
 from stages.layout import verify_run_dir
 
 SCRIPTS = Path(__file__).parent / "scripts"
+RUN_OPTIONS = ("warm",)  # how a built-in agent runs, not what it hands in: never keys its records
+
+
+@functools.cache
+def _preload(folder: Path) -> tuple[str, ...]:
+    from stages.sandbox.pools import imports_of
+
+    return imports_of([folder])
+
+
+def _warm(options: dict, folder: Path | None = None) -> tuple[str, ...] | None:
+    """What a warm pool preloads for a script of `folder` (None: run cold; see `AgentProgram.warm`)."""
+    if not options.get("warm", False):
+        return None
+    return _preload(folder) if folder is not None else ()
 
 
 def oracle(options: dict, query: QueryContext) -> AgentProgram:
@@ -41,7 +61,8 @@ def oracle(options: dict, query: QueryContext) -> AgentProgram:
 
 def nodata(options: dict, query: QueryContext) -> AgentProgram:
     """Answer with no-skill values read from the prompt's answer-format block."""
-    return AgentProgram(argv=[sys.executable, "/agent/nodata.py", "/workspace"], agent_dir=SCRIPTS)
+    return AgentProgram(argv=[sys.executable, "/agent/nodata.py", "/workspace"], agent_dir=SCRIPTS,
+                        warm=_warm(options))
 
 
 def prior(options: dict, query: QueryContext) -> AgentProgram:
@@ -55,21 +76,19 @@ def prior(options: dict, query: QueryContext) -> AgentProgram:
     spec = yaml.safe_load((query.private_dir / "task.yaml").read_text())
     value = ((spec.get("answer") or {}).get("hypothesis") or {}).get("prior")
     return AgentProgram(argv=[sys.executable, "/agent/prior.py", "/workspace", json.dumps(value)],
-                        agent_dir=SCRIPTS)
+                        agent_dir=SCRIPTS, warm=_warm(options))
 
 
 def defensive(options: dict, query: QueryContext) -> AgentProgram:
     """Answer zeros and -1 sentinels in the declared shape."""
-    return AgentProgram(
-        argv=[sys.executable, "/agent/defensive.py", "/workspace"], agent_dir=SCRIPTS
-    )
+    return AgentProgram(argv=[sys.executable, "/agent/defensive.py", "/workspace"], agent_dir=SCRIPTS,
+                        warm=_warm(options))
 
 
 def fabricate(options: dict, query: QueryContext) -> AgentProgram:
     """Invent plausible metrics and artifacts without reading data/."""
-    return AgentProgram(
-        argv=[sys.executable, "/agent/fabricate.py", "/workspace"], agent_dir=SCRIPTS
-    )
+    return AgentProgram(argv=[sys.executable, "/agent/fabricate.py", "/workspace"], agent_dir=SCRIPTS,
+                        warm=_warm(options))
 
 
 def reference(options: dict, query: QueryContext) -> AgentProgram:
@@ -92,12 +111,9 @@ def reference(options: dict, query: QueryContext) -> AgentProgram:
 
 
 def heuristic(options: dict, query: QueryContext) -> AgentProgram:
-    """Run the heuristic data scientist (`python -m heuristic`, the scripts folder on PYTHONPATH)."""
-    return AgentProgram(
-        argv=[sys.executable, "-m", "heuristic", "/workspace"],
-        agent_dir=SCRIPTS,
-        env={"PYTHONPATH": "/agent"},
-    )
+    """Run the heuristic data scientist (`scripts/heuristic_agent.py`, the `heuristic` package beside it)."""
+    return AgentProgram(argv=[sys.executable, "/agent/heuristic_agent.py", "/workspace"], agent_dir=SCRIPTS,
+                        warm=_warm(options, SCRIPTS / "heuristic"))
 
 
 def heuristic_identity(options: dict) -> dict:

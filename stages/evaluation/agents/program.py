@@ -60,6 +60,12 @@ class AgentProgram:
     sandbox and interpreter start (most of a reference model's run). Never set it for code that
     is not part of the benchmark.
 
+    `warm` (the modules to preload) is for the benchmark's own scripts only (the annotators, the
+    heuristic, the floors): `argv`, which must then be `python /agent/<script> <args>`, runs as a
+    child of a warm interpreter in a long-lived sandbox, in a fresh workspace seeing only this
+    query's files (`stages.sandbox.warm`), instead of a new sandbox and interpreter. The same
+    bytes come out; what is saved is the start and the imports. Never set it for an agent's code.
+
     `kept_run` is the verify-run folder of the query (`stages.evaluation.verify_run`) when this
     program is the one construction already ran there on the same files (the oracle): the hand-in
     kept in it is graded instead of running `argv`, which runs only when the folder holds none.
@@ -72,6 +78,18 @@ class AgentProgram:
     service: AgentService | None = None
     in_process: Callable[[Path], None] | None = None
     kept_run: Path | None = None
+    warm: tuple[str, ...] | None = None
+
+
+def warm_script(program: AgentProgram) -> tuple[str, list[str]]:
+    """The script under `/agent` and its arguments of a warm program's `python /agent/<script> <args>`."""
+    import sys
+
+    python, path, *args = program.argv
+    folder, _, script = path.rpartition("/")
+    if python != sys.executable or folder != "/agent" or not script or program.agent_dir is None:
+        raise ValueError(f"a warm program runs `python /agent/<script>` from its agent_dir, not {program.argv}")
+    return script, args
 
 
 def directory_hash(folder: Path | None) -> str | None:

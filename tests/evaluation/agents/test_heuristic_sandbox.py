@@ -137,6 +137,35 @@ def test_a_reference_model_hands_in_the_same_artifact_in_process_as_in_the_sandb
     assert compared >= 4
 
 
+@pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not installed: the sandbox cannot run")
+def test_the_heuristic_and_the_floors_hand_in_the_same_bytes_warm_and_cold(camels_tasks, tiny_benchmark):
+    """`warm: true` runs the benchmark's own scripts in a warm pool: the hand-ins must not change."""
+    from stages.sandbox import pools
+
+    graded = next(t for t in sorted(tiny_benchmark) if camels_tasks[t].spec.artifact is not None)
+    hypothesis = next(t for t in sorted(tiny_benchmark) if camels_tasks[t].spec.artifact is None)
+    compared = []
+    try:
+        for task_id in (graded, hypothesis):
+            (query, public, private), artifact = tiny_benchmark[task_id], camels_tasks[task_id].spec.artifact
+            collect = (artifact.file,) if artifact is not None else ()
+            for kind in ("heuristic", "nodata", "fabricate", "defensive", "prior"):
+                runs = {}
+                for warm in (True, False):
+                    program = AGENTS[kind]({"warm": warm}, QueryContext(query.query_id, task_id, private.parent))
+                    assert (program.warm is not None) == warm
+                    runs[warm] = run_query(query.prompt, public, program, Limits(wall_seconds=120, cpu_seconds=120),
+                                           hidden=[], collect=collect)
+                assert runs[True].exit_code == runs[False].exit_code == 0, (task_id, kind, runs[True].stderr)
+                assert runs[True].answer_text == runs[False].answer_text, (task_id, kind)
+                assert {n: f.data for n, f in runs[True].files.items()} == \
+                    {n: f.data for n, f in runs[False].files.items()}, (task_id, kind)
+                compared.append(kind)
+    finally:
+        pools.close_all()
+    assert len(compared) == 10
+
+
 def test_a_failing_in_process_reference_model_fails_its_query_with_the_traceback(tmp_path):
     def broken(workspace: Path) -> None:
         (workspace / "work" / "answer.json").write_text("{}")
