@@ -80,6 +80,8 @@ class WarmPool:
 
     def __init__(self, spec: PoolSpec):
         debris.start_harness()  # as for any sandbox: sweep what dead harnesses left, end ours on a stop signal
+        if debris.stopping():  # a stopped harness starts no sandbox (the run is refused cold, as an infra error)
+            raise PoolDied("the harness was stopped by a signal")
         self.spec = spec
         self._runs = itertools.count()
         self.folder = Path(tempfile.mkdtemp(prefix=debris.temp_prefix("pool")))
@@ -164,6 +166,8 @@ class WarmPool:
         """Run `/agent/<script> <args>` on this query's files; the result as `run_sandboxed` gives it."""
         from stages.workspace import link_tree
 
+        if debris.stopping():
+            raise PoolDied("the harness was stopped by a signal")
         n, folder = next(self._runs), self.exchange
         for entry in folder.iterdir():  # the last run's files (the zygote has ended that run)
             shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
@@ -194,8 +198,9 @@ class WarmPool:
             hits.append(SIGNAL_LIMITS[status])
         isolation = "warm bwrap pool, uid {}, {}".format(
             command.sandbox_identity().uid, f"cgroup v{self.group.version}" if self.group else "no cgroup")
+        stopped = "the harness was stopped by a signal during the run" if debris.stopping() else None
         return RunResult(None if reply["timed_out"] else status, reply["timed_out"],
-                         time.monotonic() - started, stdout, stderr, None, tuple(dict.fromkeys(hits)),
+                         time.monotonic() - started, stdout, stderr, stopped, tuple(dict.fromkeys(hits)),
                          files, isolation)
 
     def close(self) -> None:

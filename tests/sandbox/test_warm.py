@@ -236,3 +236,28 @@ def test_other_host_users_cannot_read_or_change_a_run_in_flight(spec, tmp_path: 
                 "replace_script": "PermissionError"},
     }
     assert result["r"].files["answer.json"].data == b'{"ran": "own"}'
+
+
+def test_a_stopped_harness_starts_no_pool_and_keeps_no_run_that_ended_after_the_signal(spec, tmp_path: Path,
+                                                                                      monkeypatch):
+    """After a stop signal (`debris.stopping()`), nothing a pool returns is a result, and no pool starts."""
+    from stages.sandbox import debris
+
+    public, agent = query(tmp_path, "q", "import pathlib; pathlib.Path('work/answer.json').write_text('{}')")
+    with pools.lease(spec) as pool:
+        monkeypatch.setattr(debris, "_stopping", True)
+        with pytest.raises(warm.PoolDied, match="stopped by a signal"):
+            run(pool, public, agent)
+    with pytest.raises(warm.PoolDied, match="stopped by a signal"):
+        warm.WarmPool(spec)
+    refused = pools.run_warm(spec, "p", public, agent, "main.py", ("answer.json",), 1 << 20)
+    assert (refused.exit_code, refused.infra_error) == (None, "the harness was stopped by a signal before the run")
+    monkeypatch.setattr(debris, "_stopping", False)
+    with pools.lease(spec) as pool:
+        slow = query(tmp_path, "slow", "import time, pathlib\ntime.sleep(1)\n"
+                                       "pathlib.Path('work/answer.json').write_text('{}')\n")
+        import threading
+
+        threading.Timer(0.3, lambda: monkeypatch.setattr(debris, "_stopping", True)).start()
+        ended = run(pool, *slow)
+    assert ended.infra_error == "the harness was stopped by a signal during the run"
