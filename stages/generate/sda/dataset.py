@@ -44,7 +44,8 @@ def simulate(scenario: Scenario, n_rows: int, seed: int, do: dict[str, float] | 
     reference = baseline.true if baseline else None
     unchanged = _unaffected(scenario, do) if do else set()
     levels = next(iter(scenario.groups.values()))
-    group = np.asarray(levels)[_stream(seed, scenario.group).permutation(np.arange(n_rows) % len(levels))]
+    level_of_row = _stream(seed, scenario.group).permutation(np.arange(n_rows) % len(levels))
+    group = np.asarray(levels)[level_of_row]
     true: dict[str, np.ndarray] = {}
     standardizing: dict[str, tuple[float, float]] = {}
     for name in scenario.order():
@@ -66,7 +67,7 @@ def simulate(scenario: Scenario, n_rows: int, seed: int, do: dict[str, float] | 
             if stats is not None:
                 standardizing[name] = stats
         if name not in do:
-            values = values + _group_shift(scenario, name, group, variable.high - variable.low)
+            values = values + _group_shift(scenario, name, level_of_row, variable.high - variable.low)
         true[name] = values
     observed = {name: _measured(scenario, name, true[name], seed) for name in true}
     for distractor in scenario.distractors:
@@ -145,9 +146,11 @@ def _standardized(values: np.ndarray, basis: np.ndarray) -> np.ndarray:
     return (values - basis.mean()) / (sd if sd > 0 else 1.0)
 
 
-def _group_shift(scenario: Scenario, name: str, group: np.ndarray, width: float) -> np.ndarray:
+def _group_shift(scenario: Scenario, name: str, level_of_row: np.ndarray, width: float) -> np.ndarray:
+    """Each row's shift of `name` for its level (`level_of_row`: indices into the group's levels)."""
     shifts = scenario.group_effects.get(name, {})
-    return np.array([shifts.get(level, 0.0) for level in group]) * width / SPREAD_SIGMAS
+    by_level = np.array([shifts.get(level, 0.0) for level in next(iter(scenario.groups.values()))])
+    return by_level[level_of_row] * width / SPREAD_SIGMAS
 
 
 def _measured(scenario: Scenario, name: str, values: np.ndarray, seed: int) -> np.ndarray:

@@ -26,10 +26,16 @@ def _rounded(value: float) -> float:
     return float(f"{value:.4g}")
 
 
+@per_dataset
+def _scenario_json(context: Context) -> str:
+    """The scenario as JSON, which keys the replays and graphs kept across contexts."""
+    return context.scenario.model_dump_json()
+
+
 def _replay(context: Context, do: dict[str, float]) -> pd.DataFrame:
     """The table of `context.intervened(do)`, kept so that a binder and its derivation share replays."""
     hidden = context.simulation.hidden
-    key = (context.scenario.model_dump_json(), hidden["n_rows"], hidden["seed"], tuple(sorted(do.items())))
+    key = (_scenario_json(context), hidden["n_rows"], hidden["seed"], tuple(sorted(do.items())))
     if key not in _REPLAYS:
         if len(_REPLAYS) >= REPLAYS_KEPT:
             del _REPLAYS[next(iter(_REPLAYS))]
@@ -48,7 +54,7 @@ class _Graph:
 
 
 def _graph(context: Context) -> _Graph:
-    key = context.scenario.model_dump_json()
+    key = _scenario_json(context)
     if key not in _GRAPHS:
         scenario = context.scenario
         ancestors = {name: scenario.ancestors(name) for name in context.measured()}
