@@ -1,18 +1,25 @@
-"""SDA generation on an existing Dask cluster (`generate.dask_address`): the files threads make.
+"""SDA generation on worker processes (the default) or an existing Dask cluster (`generate.dask_address`).
 
-Each scenario is a Prefect task (simulate its dataset, try every template on it); on a cluster the
-workers run them and this process selects and writes. A local two-worker cluster stands in for a
-remote one; a smaller dataset and one binding attempt per template keep the run short.
+Each scenario is a Prefect task (simulate its dataset, try every template on it); worker processes
+or a cluster's workers run them and this process selects and writes. Either way the files are those
+an in-process build writes. A local two-worker cluster stands in for a remote one; a smaller
+dataset and one binding attempt per template keep the runs short.
 """
 
 from __future__ import annotations
 
+import json
+
+import pandas as pd
 import pytest
 from prefect.testing.utilities import prefect_test_harness
 from scibench_testing.files import folder_sha256
 
 from flows.generate import generate_sda
 from flows.runners import task_runner
+from stages.generate.sda import load_scenarios
+from stages.generate.sda.build import build, write
+from stages.generate.sda.scenario import DOMAINS
 from stages.params import SdaParams
 
 SETTINGS = SdaParams(n_rows=50, attempts=1)
@@ -39,3 +46,16 @@ def test_the_scenarios_run_on_a_dask_cluster_and_the_files_are_those_threads_wri
     assert on_threads["instances"] > 0
     assert on_dask == on_threads
     assert folder_sha256(tmp_path / "dask") == folder_sha256(tmp_path / "threads")
+
+
+def test_the_scenarios_run_on_worker_processes_and_give_the_instances_of_an_in_process_build(tmp_path, prefect_api):
+    on_processes = generate_sda.with_options(task_runner=task_runner(None, 2, processes=True))(
+        "tiny", SETTINGS, tmp_path / "processes")
+    tiny = [next(s for s in load_scenarios() if s.domain == domain) for domain in DOMAINS]  # one per domain
+    in_process = build(SETTINGS, "tiny", tiny)
+    assert on_processes == write(in_process, tmp_path / "in_process")
+    answers = pd.read_parquet(tmp_path / "processes" / "private" / "answers.parquet")
+    assert len(in_process.instances) > 0
+    assert list(answers["instance_id"]) == [instance["instance_id"] for instance in in_process.instances]
+    assert [json.loads(answer) for answer in answers["answer"]] == [i["answer"] for i in in_process.instances]
+    assert folder_sha256(tmp_path / "processes") == folder_sha256(tmp_path / "in_process")
