@@ -5,15 +5,22 @@ an annotator's label and verification, a scenario); params name a bounded pool f
 scheduler of a Dask cluster (`<section>.dask_address`, prefect-dask's `DaskTaskRunner`). Tasks
 that wait on sandboxes (a query run, a label) share this process on threads; tasks that compute in
 Python (a scenario's numerics hold the GIL) run on worker processes, started with `spawn`, each
-importing the project afresh, their arguments and results pickled. On a cluster the flow process
-still does the work that is not per item (aligning, journaling, writing) and gathers each task's
-small result; the workers need the project installed and the paths the tasks are given (absolute,
-under the project root) on shared storage.
+importing the project afresh, their arguments and results pickled. The kernel kills a worker when
+this process dies (PR_SET_PDEATHSIG; it is tied to the thread that started the worker, and
+Prefect's runner starts workers from its resolver threads, which it stops only after the workers).
+On a cluster the flow process still does the work that is not per item (aligning, journaling,
+writing) and gathers each task's small result; the workers need the project installed and the
+paths the tasks are given (absolute, under the project root) on shared storage.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
+
+from stages.sandbox import debris
 
 
 def task_runner(dask_address: str | None, max_workers: int, processes: bool = False) -> TaskRunner:
@@ -23,5 +30,6 @@ def task_runner(dask_address: str | None, max_workers: int, processes: bool = Fa
 
         return DaskTaskRunner(address=dask_address)
     if processes:
-        return ProcessPoolTaskRunner(max_workers=max_workers)
+        return ProcessPoolTaskRunner(max_workers=max_workers, initializer=debris.die_with_parent,
+                                     initargs=(signal.SIGKILL, os.getpid()))
     return ThreadPoolTaskRunner(max_workers=max_workers)
