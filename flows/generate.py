@@ -8,11 +8,13 @@ report, experience cards, rounds and kept tasks, their gold under private/). Thi
 `stages.generate`.
 
 The per-item work that is a Prefect task is SDA's per scenario (simulate the dataset, try every
-template on it; in-process numerics, no sandbox): two threads, or the workers of an existing Dask
-cluster (`generate.dask_address`); a task gets the scenario and the params and returns its dataset
-and candidates, and this process selects and writes. SDA-Real is one in-process pass. The sandboxed
-runs (the AutoSciBench loop's floors and an agent solver) stay in this process: each round's recipe
-is revised from the verdict of the one before, and with cards each concept reads the earlier ones'.
+template on it; Python numerics that hold the GIL, no sandbox): two worker processes, or the
+workers of an existing Dask cluster (`generate.dask_address`); a task gets the scenario and the
+params and returns its dataset and candidates (pickled back), and this process collects them in
+scenario order, selects and writes, so the files do not depend on which task finished first.
+SDA-Real is one in-process pass. The sandboxed runs (the AutoSciBench loop's floors and an agent
+solver) stay in this process: each round's recipe is revised from the verdict of the one before,
+and with cards each concept reads the earlier ones'.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from stages.sandbox import debris
 OUT = Path("processed/generated/sda")
 REAL_OUT = Path("processed/generated/sda_real")
 AUTO_OUT = Path("processed/generated/auto")
+SCENARIO_WORKERS = 2  # processes, one per core of the machines `make run` is sized for
 
 
 @flow(name="generate", flow_run_name="generate sda ({profile})")
@@ -89,7 +92,7 @@ def autoscibench(settings: AutoParams, floors: list[str], agents: dict[str, Agen
 def main() -> None:
     """DVC entry point."""
     params = load_params()
-    runner = task_runner(params.generate.dask_address, 2)
+    runner = task_runner(params.generate.dask_address, SCENARIO_WORKERS, processes=True)
     with prefect_api():
         summary = run_flow(generate_sda.with_options(task_runner=runner), params.profile, params.generate.sda)
         print(f"generate@sda: {summary['instances']} instances on {summary['datasets']} datasets written to"

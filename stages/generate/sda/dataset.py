@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.integrate import solve_ivp
+from scipy.integrate import LSODA
 
-from stages.generate.sda.scenario import Mechanism, Scenario, Variable, evaluate, parse
+from stages.generate.sda.scenario import Mechanism, Scenario, Variable, compiled, evaluate, parse
 from stages.hashing import content_hash
 
 SPREAD_SIGMAS = 6.0  # a standardized causal variable spans its range at +-3 SD
@@ -36,18 +36,25 @@ def simulate(scenario: Scenario, n_rows: int, seed: int, do: dict[str, float] | 
     """The scenario's dataset of `n_rows`; `do` sets variables to constants (an intervention).
 
     Under an intervention, causal variables are standardized with the observational statistics:
-    those of `observational` (the same scenario, rows and seed without `do`) when given.
+    those of `observational` (the same scenario, rows and seed without `do`) when given. A variable
+    downstream of no intervened one keeps its observational values: the same inputs and noise give them.
     """
     do = do or {}
-    reference = None
-    if do:
-        reference = (observational or simulate(scenario, n_rows, seed)).true
+    baseline = (observational or simulate(scenario, n_rows, seed)) if do else None
+    reference = baseline.true if baseline else None
+    unchanged = _unaffected(scenario, do) if do else set()
     levels = next(iter(scenario.groups.values()))
-    group = np.asarray(levels)[_stream(seed, scenario.group).permutation(np.arange(n_rows) % len(levels))]
+    level_of_row = _stream(seed, scenario.group).permutation(np.arange(n_rows) % len(levels))
+    group = np.asarray(levels)[level_of_row]
     true: dict[str, np.ndarray] = {}
     standardizing: dict[str, tuple[float, float]] = {}
     for name in scenario.order():
         variable = scenario.variable(name)
+        if name in unchanged:
+            true[name] = baseline.true[name]
+            if name in baseline.hidden["standardizing"]:
+                standardizing[name] = tuple(baseline.hidden["standardizing"][name])
+            continue
         rng = _stream(seed, name)
         exogenous = rng.uniform(size=n_rows), rng.standard_normal(n_rows)
         if name in do:
@@ -60,7 +67,7 @@ def simulate(scenario: Scenario, n_rows: int, seed: int, do: dict[str, float] | 
             if stats is not None:
                 standardizing[name] = stats
         if name not in do:
-            values = values + _group_shift(scenario, name, group, variable.high - variable.low)
+            values = values + _group_shift(scenario, name, level_of_row, variable.high - variable.low)
         true[name] = values
     observed = {name: _measured(scenario, name, true[name], seed) for name in true}
     for distractor in scenario.distractors:
@@ -110,17 +117,27 @@ def _mechanism(mechanism: Mechanism, true: dict[str, np.ndarray], noise: np.ndar
 
 
 def _integrated(mechanism: Mechanism, values: dict, n_rows: int) -> np.ndarray:
-    """The end state of `d output/dt = expression` for every row at once (independent ODEs)."""
-    tree = parse(mechanism.expression)
+    """The end state of `d output/dt = expression` for every row at once (independent ODEs).
+
+    SciPy's LSODA stepped to the end, as `solve_ivp(method="LSODA")` steps it, without keeping every
+    step's state (only the last one is wanted).
+    """
+    derivative = compiled(parse(mechanism.expression))
 
     def rhs(t: float, state: np.ndarray) -> np.ndarray:
-        return np.broadcast_to(evaluate(tree, {**values, mechanism.output: state, "t": t}), state.shape)
+        return np.broadcast_to(derivative({**values, mechanism.output: state, "t": t}), state.shape)
 
-    solution = solve_ivp(rhs, (0.0, mechanism.duration), np.full(n_rows, mechanism.initial), method="LSODA",
-                         rtol=1e-8, atol=1e-10)
-    if not solution.success:
-        raise ValueError(f"the ODE of {mechanism.output} did not integrate: {solution.message}")
-    return solution.y[:, -1]
+    solver = LSODA(rhs, 0.0, np.full(n_rows, mechanism.initial), float(mechanism.duration), rtol=1e-8, atol=1e-10)
+    while solver.status == "running":
+        message = solver.step()
+    if solver.status == "failed":
+        raise ValueError(f"the ODE of {mechanism.output} did not integrate: {message}")
+    return solver.y
+
+
+def _unaffected(scenario: Scenario, do: dict[str, float]) -> set[str]:
+    """The variables neither set by `do` nor downstream of one that is."""
+    return {name for name in scenario.order() if name not in do and not scenario.ancestors(name) & do.keys()}
 
 
 def _standardized(values: np.ndarray, basis: np.ndarray) -> np.ndarray:
@@ -129,9 +146,11 @@ def _standardized(values: np.ndarray, basis: np.ndarray) -> np.ndarray:
     return (values - basis.mean()) / (sd if sd > 0 else 1.0)
 
 
-def _group_shift(scenario: Scenario, name: str, group: np.ndarray, width: float) -> np.ndarray:
+def _group_shift(scenario: Scenario, name: str, level_of_row: np.ndarray, width: float) -> np.ndarray:
+    """Each row's shift of `name` for its level (`level_of_row`: indices into the group's levels)."""
     shifts = scenario.group_effects.get(name, {})
-    return np.array([shifts.get(level, 0.0) for level in group]) * width / SPREAD_SIGMAS
+    by_level = np.array([shifts.get(level, 0.0) for level in next(iter(scenario.groups.values()))])
+    return by_level[level_of_row] * width / SPREAD_SIGMAS
 
 
 def _measured(scenario: Scenario, name: str, values: np.ndarray, seed: int) -> np.ndarray:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from stages.generate.sda.templates import Binding, Context, Template
+from stages.generate.sda.templates.base import memo_key
 from stages.hashing import content_hash
 
 LETTERS = "ABCD"
@@ -224,8 +225,14 @@ def _perturbed(template: Template, context: Context, binding: Binding,
 def derived(template: Template, context: Context, binding: Binding) -> float | str | None:
     """The template's answer, or None where the analysis has no result on this data.
 
-    A singular fit, the log of a non-positive value or an empty subset has no result.
+    A singular fit, the log of a non-positive value or an empty subset has no result. Computed once
+    per dataset, derivation and binding: attempts and distractors ask for the same ones again.
     """
+    return context.remembered(("derived", template.derive, memo_key(binding)),
+                              lambda: _derivation(template, context, binding))
+
+
+def _derivation(template: Template, context: Context, binding: Binding) -> float | str | None:
     with np.errstate(all="ignore"):
         try:
             return template.derive(context, binding)

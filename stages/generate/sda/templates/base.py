@@ -10,9 +10,10 @@ assignment and a numeric transform of the answer are generic and live in `instan
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -22,6 +23,7 @@ from stages.generate.sda.scenario import Scenario
 
 TASK_TYPES = ("descriptive", "inferential", "causal", "mechanistic", "exploratory", "predictive")
 Binding = dict[str, str | float]
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,13 @@ class Context:
     scenario: Scenario
     simulation: Simulation
     replays: dict = field(default_factory=dict, compare=False, repr=False)
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def remembered(self, key: tuple, compute: Callable[[], R]) -> R:
+        """`compute()`, computed once for this dataset and `key` (an exception is raised again, not kept)."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
 
     @property
     def table(self) -> pd.DataFrame:
@@ -91,6 +100,44 @@ class Template:
                 values[f"{key}_unit"] = context.scenario.variable(value).unit
         values["group"] = context.scenario.group
         return self.text.format(**values)
+
+
+def per_dataset(function: Callable[..., R]) -> Callable[..., R]:
+    """`function(context, *arguments)` computed once per context and arguments.
+
+    For pure functions of the dataset: binders draw again on every attempt and every randomization
+    distractor, so what they choose from and the statistics they screen with repeat. Arguments are
+    compared by `memo_key` (a binding by its items, 1 and 1.0 apart). The value returned is shared:
+    callers never modify it.
+    """
+    @functools.wraps(function)
+    def remembered(context: Context, *arguments: Any) -> R:
+        key = (function.__module__, function.__qualname__, *map(memo_key, arguments))
+        return context.remembered(key, lambda: function(context, *arguments))
+
+    return remembered
+
+
+@per_dataset
+def quantile(context: Context, name: str, q: float) -> float:
+    """`context.table[name].quantile(q)`: binders draw thresholds at a few quantiles, again and again."""
+    return context.table[name].quantile(q)
+
+
+@per_dataset
+def level_rows(context: Context, level: str) -> pd.DataFrame:
+    """The table's rows whose group factor is `level`, in table order."""
+    table = context.table
+    return table[table[context.scenario.group] == level]
+
+
+def memo_key(value: Any) -> Any:
+    """A hashable stand-in for an argument: a dict by its sorted items, a list by its items, each by type and repr."""
+    if isinstance(value, dict):
+        return tuple(sorted((key, memo_key(item)) for key, item in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(memo_key(item) for item in value)
+    return type(value).__name__, repr(value)
 
 
 def line_fit(x, y, degree: int = 1, **options):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from stages.generate.sda.templates.base import Binding, Context, Template, line_fit, pick
+from stages.generate.sda.templates.base import Binding, Context, Template, line_fit, per_dataset, pick, quantile
 
 REPLAYS_KEPT = 512  # replayed tables kept in memory (an entity template replays every candidate)
 MIN_EFFECT = 0.1  # an effect asked about is at least this share of the effect variable's SD
@@ -26,10 +26,16 @@ def _rounded(value: float) -> float:
     return float(f"{value:.4g}")
 
 
+@per_dataset
+def _scenario_json(context: Context) -> str:
+    """The scenario as JSON, which keys the replays and graphs kept across contexts."""
+    return context.scenario.model_dump_json()
+
+
 def _replay(context: Context, do: dict[str, float]) -> pd.DataFrame:
     """The table of `context.intervened(do)`, kept so that a binder and its derivation share replays."""
     hidden = context.simulation.hidden
-    key = (context.scenario.model_dump_json(), hidden["n_rows"], hidden["seed"], tuple(sorted(do.items())))
+    key = (_scenario_json(context), hidden["n_rows"], hidden["seed"], tuple(sorted(do.items())))
     if key not in _REPLAYS:
         if len(_REPLAYS) >= REPLAYS_KEPT:
             del _REPLAYS[next(iter(_REPLAYS))]
@@ -48,7 +54,7 @@ class _Graph:
 
 
 def _graph(context: Context) -> _Graph:
-    key = context.scenario.model_dump_json()
+    key = _scenario_json(context)
     if key not in _GRAPHS:
         scenario = context.scenario
         ancestors = {name: scenario.ancestors(name) for name in context.measured()}
@@ -98,6 +104,7 @@ def _partial_mediators(context: Context) -> list[tuple[str, str, str]]:
     return _graph(context).partial
 
 
+@per_dataset
 def _slope(context: Context, x: str, y: str) -> float:
     """The observational least-squares slope of `y` on `x` (the naive causal effect per unit)."""
     return float(line_fit(context.table[x], context.table[y], 1)[0])
@@ -108,10 +115,11 @@ def _bind_do_mean(context: Context, rng: np.random.Generator) -> Binding | None:
     if not pairs:
         return None
     cause, effect = pairs[rng.integers(len(pairs))]
-    value = _rounded(context.table[cause].quantile(float(rng.choice([0.2, 0.8]))))
+    value = _rounded(quantile(context, cause, float(rng.choice([0.2, 0.8]))))
     return {"cause": cause, "effect": effect, "value": value}
 
 
+@per_dataset
 def _do_mean(context: Context, binding: Binding) -> float:
     return float(_replay(context, {binding["cause"]: binding["value"]})[binding["effect"]].mean())
 
@@ -119,7 +127,7 @@ def _do_mean(context: Context, binding: Binding) -> float:
 def _other_causes(context: Context, binding: Binding) -> list[Binding]:
     """Up to two other causes of the effect set instead, each at the same percentile of its own values."""
     rank = float((context.table[binding["cause"]] <= binding["value"]).mean())
-    return [binding | {"cause": other, "value": _rounded(context.table[other].quantile(min(rank, 1.0)))}
+    return [binding | {"cause": other, "value": _rounded(quantile(context, other, min(rank, 1.0)))}
             for other, effect in _effects(context) if effect == binding["effect"] and other != binding["cause"]][:2]
 
 
@@ -146,10 +154,11 @@ def _bind_contrast(context: Context, rng: np.random.Generator) -> Binding | None
     if not pairs:
         return None
     cause, effect = pairs[rng.integers(len(pairs))]
-    low, high = (_rounded(context.table[cause].quantile(q)) for q in (0.25, 0.75))
+    low, high = (_rounded(quantile(context, cause, q)) for q in (0.25, 0.75))
     return {"cause": cause, "effect": effect, "low": low, "high": high}
 
 
+@per_dataset
 def _contrast(context: Context, binding: Binding) -> float:
     if binding.get("naive"):  # the observational regression slope times the contrast
         return _slope(context, binding["cause"], binding["effect"]) * (binding["high"] - binding["low"])
@@ -209,11 +218,12 @@ def _mediator(context: Context, binding: Binding) -> str:
     return next(name for name in candidates if name in dominators)
 
 
+@per_dataset
 def _shifts(context: Context, effect: str, candidates: list[str], naive: bool = False) -> dict[str, float]:
     """Per candidate, |change of the mean effect| when it is set to its 75th instead of its 25th percentile."""
     shifts = {}
     for name in candidates:
-        low, high = (float(context.table[name].quantile(q)) for q in (0.25, 0.75))
+        low, high = (float(quantile(context, name, q)) for q in (0.25, 0.75))
         if naive:
             shifts[name] = abs(_slope(context, name, effect) * (high - low))
         else:
@@ -253,7 +263,7 @@ def _bind_direct_effect(context: Context, rng: np.random.Generator) -> Binding |
         if not triples:
             return None
         cause, mediator, effect = triples[rng.integers(len(triples))]
-        low, high = (_rounded(context.table[cause].quantile(q)) for q in (0.25, 0.75))
+        low, high = (_rounded(quantile(context, cause, q)) for q in (0.25, 0.75))
         binding = {"cause": cause, "condition": mediator, "effect": effect, "low": low, "high": high,
                    "value": _rounded(context.table[mediator].median())}
         if abs(_direct_effect(context, binding)) >= MIN_EFFECT * context.table[effect].std():
@@ -261,6 +271,7 @@ def _bind_direct_effect(context: Context, rng: np.random.Generator) -> Binding |
     return None
 
 
+@per_dataset
 def _direct_effect(context: Context, binding: Binding) -> float:
     """The controlled direct effect: the contrast of the cause with the mediator held at the value."""
     if binding.get("naive"):
@@ -285,6 +296,7 @@ def _bind_mediated_share(context: Context, rng: np.random.Generator) -> Binding 
     return None
 
 
+@per_dataset
 def _mediated_share(context: Context, binding: Binding) -> float:
     """1 - (controlled direct effect) / (total effect), both for the same contrast of the cause."""
     if binding.get("naive"):  # the difference method: the cause's coefficient without and with the mediator
@@ -306,13 +318,14 @@ def _bind_do_spread(context: Context, rng: np.random.Generator) -> Binding | Non
         if not pairs:
             return None
         cause, effect = pairs[rng.integers(len(pairs))]
-        value = _rounded(context.table[cause].quantile(float(rng.choice([0.2, 0.5, 0.8]))))
+        value = _rounded(quantile(context, cause, float(rng.choice([0.2, 0.5, 0.8]))))
         binding = {"cause": cause, "effect": effect, "value": value}
         if abs(_do_spread(context, binding) / context.table[effect].std() - 1) >= 0.2:
             return binding
     return None
 
 
+@per_dataset
 def _do_spread(context: Context, binding: Binding) -> float:
     if binding.get("naive"):
         return float(_nearest_rows(context, binding)[binding["effect"]].std())

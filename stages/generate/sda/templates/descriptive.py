@@ -5,13 +5,22 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from stages.generate.sda.templates.base import Binding, Context, Template, one_variable, pick
+from stages.generate.sda.templates.base import (
+    Binding,
+    Context,
+    Template,
+    level_rows,
+    one_variable,
+    per_dataset,
+    pick,
+    quantile,
+)
 
 STATISTICS = {"median": np.median, "mean": np.mean, "standard deviation": lambda v: np.std(v, ddof=1)}
 
 
 def _group_statistic(context: Context, binding: Binding) -> float:
-    rows = context.table[context.table[context.scenario.group] == binding["level"]]
+    rows = level_rows(context, binding["level"])
     return float(STATISTICS[binding["statistic"]](rows[binding["variable"]].to_numpy()))
 
 
@@ -36,8 +45,8 @@ def _conditional_mean(context: Context, binding: Binding) -> float:
 
 def _bind_conditional_mean(context: Context, rng: np.random.Generator) -> Binding:
     variable, condition = pick(rng, context.measured(), 2)
-    quantile = float(rng.choice([0.25, 0.5, 0.75]))
-    threshold = float(np.round(context.table[condition].quantile(quantile), 3))
+    share = float(rng.choice([0.25, 0.5, 0.75]))
+    threshold = float(np.round(quantile(context, condition, share), 3))
     return {"variable": variable, "condition": condition, "threshold": threshold}
 
 
@@ -47,8 +56,8 @@ def _share_above(context: Context, binding: Binding) -> float:
 
 def _bind_share_above(context: Context, rng: np.random.Generator) -> Binding:
     variable = pick(rng, context.measured())[0]
-    quantile = float(rng.uniform(0.15, 0.85))
-    return {"variable": variable, "threshold": float(np.round(context.table[variable].quantile(quantile), 3))}
+    share = float(rng.uniform(0.15, 0.85))
+    return {"variable": variable, "threshold": float(np.round(quantile(context, variable, share), 3))}
 
 
 def _highest_level(context: Context, binding: Binding) -> str:
@@ -87,10 +96,11 @@ def _three_figures(value: float) -> float:
 def _subset(context: Context, binding: Binding, variable: str | None = None) -> np.ndarray:
     """A variable's values in the binding's level (over the whole table under the `whole_table` flag)."""
     table = context.table
-    rows = table if binding.get("whole_table") else table[table[context.scenario.group] == binding["level"]]
+    rows = table if binding.get("whole_table") else level_rows(context, binding["level"])
     return rows[variable or binding["variable"]].to_numpy(dtype=float)
 
 
+@per_dataset
 def _positive_variables(context: Context) -> list[str]:
     """Measured variables positive in every sample (ratios to the mean and logarithms are defined)."""
     return [name for name in context.measured() if bool((context.table[name] > 0).all())]
@@ -149,7 +159,7 @@ def _count_above_in_level(context: Context, binding: Binding) -> float:
 
 def _bind_count_above_in_level(context: Context, rng: np.random.Generator) -> Binding:
     variable = pick(rng, context.measured())[0]
-    threshold = _three_figures(float(context.table[variable].quantile(float(rng.uniform(0.25, 0.75)))))
+    threshold = _three_figures(float(quantile(context, variable, float(rng.uniform(0.25, 0.75)))))
     return {"variable": variable, "level": pick(rng, context.levels())[0], "threshold": threshold}
 
 

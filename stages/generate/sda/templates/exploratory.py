@@ -13,7 +13,16 @@ from itertools import combinations
 import numpy as np
 from scipy import stats
 
-from stages.generate.sda.templates.base import Binding, Context, Template, line_fit, pick, swapped
+from stages.generate.sda.templates.base import (
+    Binding,
+    Context,
+    Template,
+    level_rows,
+    line_fit,
+    per_dataset,
+    pick,
+    swapped,
+)
 
 MARGIN = 1.05  # the best entity's score must beat the runner-up's by this factor
 SPLIT_QUANTILES = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -29,10 +38,8 @@ def _strongest(context: Context, binding: Binding) -> str:
 
 
 def _most_group_dependent(context: Context, binding: Binding) -> str:
-    table = context.table
-    group = context.scenario.group
     test = stats.kruskal if binding.get("statistic") == "kruskal" else stats.f_oneway
-    f = {name: test(*(table.loc[table[group] == level, name] for level in context.levels())).statistic
+    f = {name: test(*(level_rows(context, level)[name] for level in context.levels())).statistic
          for name in context.numeric_columns()}
     ranked = sorted(f, key=lambda name: (-f[name], name))
     return ranked[-1] if binding.get("weakest") else ranked[0]
@@ -60,6 +67,7 @@ def _bind_columns(context: Context, rng: np.random.Generator) -> Binding | None:
     return {"columns": ", ".join(sorted(pick(rng, names, 5)))} if len(names) >= 5 else None
 
 
+@per_dataset
 def _pair_correlations(context: Context, names: list[str], method: str) -> dict[tuple[str, str], float]:
     matrix = context.table[names].corr(method=method)
     return {(a, b): float(matrix.loc[a, b]) for a, b in combinations(names, 2)}
@@ -82,11 +90,12 @@ def _replace_best_member(context: Context, binding: Binding) -> list[Binding]:
 
 # --- the level of the group where the slope of y on x is steepest (an entity) ---
 
+@per_dataset
 def _level_scores(context: Context, binding: Binding) -> dict[str, float]:
-    table, by = context.table, binding.get("by", "slope")
+    by = binding.get("by", "slope")
     scores = {}
     for level in context.levels():
-        rows = table[table[context.scenario.group] == level]
+        rows = level_rows(context, level)
         x, y = rows[binding["x"]].to_numpy(), rows[binding["y"]].to_numpy()
         if by == "correlation":
             scores[level] = abs(float(np.corrcoef(x, y)[0, 1]))
@@ -119,6 +128,7 @@ def _outlier_count(values: np.ndarray, rule: str) -> int:
     return int(((values < q1 - k * (q3 - q1)) | (values > q3 + k * (q3 - q1))).sum())
 
 
+@per_dataset
 def _outlier_counts(context: Context, names: list[str], rule: str = "tukey") -> dict[str, int]:
     return {name: _outlier_count(context.table[name].to_numpy(dtype=float), rule) for name in names}
 
@@ -183,6 +193,7 @@ def _residuals(context: Context, name: str, given: str) -> np.ndarray:
     return values - design @ np.linalg.lstsq(design, values, rcond=None)[0]
 
 
+@per_dataset
 def _partial_scores(context: Context, binding: Binding) -> dict[str, float]:
     names, target, given = binding["candidates"].split(", "), binding["target"], binding["condition"]
     if binding.get("raw"):

@@ -6,14 +6,21 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from stages.generate.sda.templates.base import Binding, Context, Template, one_variable, pick, swapped
+from stages.generate.sda.templates.base import (
+    Binding,
+    Context,
+    Template,
+    level_rows,
+    one_variable,
+    pick,
+    quantile,
+    swapped,
+)
 
 
 def _levels(context: Context, binding: Binding, variable: str | None = None) -> list[np.ndarray]:
-    table = context.table
     name = variable or binding["variable"]
-    return [table.loc[table[context.scenario.group] == level, name].to_numpy()
-            for level in (binding["a"], binding["b"])]
+    return [level_rows(context, level)[name].to_numpy() for level in (binding["a"], binding["b"])]
 
 
 def _bind_two_levels(context: Context, rng: np.random.Generator) -> Binding:
@@ -45,8 +52,7 @@ def _correlation_bound(context: Context, binding: Binding) -> float:
 
 
 def _anova(context: Context, binding: Binding) -> float:
-    table = context.table
-    groups = [table.loc[table[context.scenario.group] == level, binding["variable"]] for level in context.levels()]
+    groups = [level_rows(context, level)[binding["variable"]] for level in context.levels()]
     if binding.get("ranks"):
         return float(stats.kruskal(*groups).statistic)
     return float(stats.f_oneway(*groups).statistic)
@@ -59,9 +65,7 @@ def _three_figures(value: float) -> float:
 
 def _by_level(context: Context, variable: str) -> list[np.ndarray]:
     """A variable's values in each level of the group factor, in level order."""
-    table = context.table
-    return [table.loc[table[context.scenario.group] == level, variable].to_numpy(dtype=float)
-            for level in context.levels()]
+    return [level_rows(context, level)[variable].to_numpy(dtype=float) for level in context.levels()]
 
 
 def _other_variable(context: Context, binding: Binding) -> list[Binding]:
@@ -79,13 +83,13 @@ def _mann_whitney_u(context: Context, binding: Binding) -> float:
 
 def _bind_one_sample(context: Context, rng: np.random.Generator) -> Binding:
     variable = pick(rng, context.measured())[0]
-    reference = _three_figures(float(context.table[variable].quantile(float(rng.choice([0.3, 0.5, 0.7])))))
+    reference = _three_figures(float(quantile(context, variable, float(rng.choice([0.3, 0.5, 0.7])))))
     return {"variable": variable, "level": pick(rng, context.levels())[0], "reference": reference}
 
 
 def _one_sample_t(context: Context, binding: Binding) -> float:
     table = context.table
-    rows = table if binding.get("whole_table") else table[table[context.scenario.group] == binding["level"]]
+    rows = table if binding.get("whole_table") else level_rows(context, binding["level"])
     values = rows[binding["variable"]].to_numpy(dtype=float)
     if binding.get("no_sqrt_n"):  # the standardized difference (Cohen's d), the standard error forgotten
         return float((values.mean() - binding["reference"]) / values.std(ddof=1))

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from stages.generate.sda.templates.base import Binding, Context, Template, pick, swapped
+from stages.generate.sda.templates.base import Binding, Context, Template, per_dataset, pick, quantile, swapped
 
 TRAIN_SHARE = 0.7
 TOLERANCE = 0.03  # relative, for the new error and R^2 answers
@@ -23,12 +23,14 @@ def _split(context: Context) -> int:
     return int(len(context.table) * TRAIN_SHARE)
 
 
+@per_dataset
 def _parts(context: Context, all_rows: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The training rows (every row when `all_rows`, a slip) and the held-out rows, by sample_id."""
     table = context.table.sort_values("sample_id", kind="stable")
     return (table if all_rows else table.iloc[:_split(context)]), table.iloc[_split(context):]
 
 
+@per_dataset
 def _held_out(context: Context) -> Binding:
     table = context.table.sort_values("sample_id", kind="stable")
     return {"n_train": _split(context), "first_test": str(table["sample_id"].iloc[_split(context)])}
@@ -104,6 +106,7 @@ def _other_x(context: Context, binding: Binding) -> list[Binding]:
     return [binding | {"x": other} for other in ancestors][:2]
 
 
+@per_dataset
 def _poly_mae(context: Context, binding: Binding) -> float:
     train, rows = _scored(context, binding)
     predicted = _ols_predict(train, rows, [binding["x"]], binding["target"], degree=int(binding.get("degree", 2)))
@@ -119,6 +122,7 @@ def _bind_poly(context: Context, rng: np.random.Generator) -> Binding | None:
     return _bind_x(context, rng, keep=curved)
 
 
+@per_dataset
 def _log_linear_r2(context: Context, binding: Binding) -> float:
     train, rows = _scored(context, binding)
     predicted = _ols_predict(train, rows, [binding["x"]], binding["target"], log=True)
@@ -146,6 +150,7 @@ def _bind_knn(context: Context, rng: np.random.Generator) -> Binding:
     return _bind_features(context, rng) | {"k": int(rng.choice([5, 10]))}
 
 
+@per_dataset
 def _group_mean_r2(context: Context, binding: Binding) -> float:
     train, test = _parts(context, bool(binding.get("all_rows")))
     if binding.get("pooled"):
@@ -167,7 +172,7 @@ def _bind_group_mean(context: Context, rng: np.random.Generator) -> Binding | No
 def _bind_new_sample(context: Context, rng: np.random.Generator) -> Binding:
     binding = _bind_features(context, rng)
     for value, name in (("v1", "f1"), ("v2", "f2")):
-        binding[value] = float(f"{context.table[binding[name]].quantile(rng.uniform(0.1, 0.9)):.3g}")
+        binding[value] = float(f"{quantile(context, binding[name], rng.uniform(0.1, 0.9)):.3g}")
     return binding
 
 
@@ -179,6 +184,7 @@ def _new_sample(context: Context, binding: Binding) -> float:
     return float(predicted[0])
 
 
+@per_dataset
 def _set_errors(context: Context, binding: Binding) -> dict[str, float]:
     train, rows = _scored(context, binding)
     return {features: _rmse(rows[binding["target"]], _ols_predict(train, rows, features.split("+"), binding["target"],

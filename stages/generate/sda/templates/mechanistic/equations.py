@@ -13,8 +13,8 @@ import warnings
 import numpy as np
 from scipy import optimize
 
-from stages.generate.sda.scenario import Mechanism, evaluate, parse
-from stages.generate.sda.templates.base import Binding, Context, Template, line_fit, pick
+from stages.generate.sda.scenario import Mechanism, compiled, evaluate, parse
+from stages.generate.sda.templates.base import Binding, Context, Template, line_fit, per_dataset, pick
 from stages.generate.sda.templates.mechanistic.shared import (
     DATA_FREE,
     FLIPPED,
@@ -25,6 +25,7 @@ from stages.generate.sda.templates.mechanistic.shared import (
 )
 
 
+@per_dataset
 def _columns(context: Context) -> dict[str, np.ndarray]:
     return {name: context.table[name].to_numpy() for name in context.measured()}
 
@@ -82,11 +83,11 @@ def _fit_constant(context: Context, binding: Binding) -> tuple[float, float]:
     mechanism = context.scenario.mechanism(binding["output"])
     tree = _form(mechanism, binding["constant"], str(binding.get("exchange", "")), bool(binding.get("flip")),
                  str(binding.get("slip", "")))
-    columns = _columns(context)
+    columns, equation = _columns(context), compiled(tree)
     observed = columns[binding["output"]]
 
     def residuals(parameter: np.ndarray) -> np.ndarray:
-        predicted = evaluate(tree, columns | {binding["constant"]: parameter[0]})
+        predicted = equation(columns | {binding["constant"]: parameter[0]})
         return np.broadcast_to(predicted, observed.shape) - observed
 
     true = mechanism.constants[binding["constant"]]

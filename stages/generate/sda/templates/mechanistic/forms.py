@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 from scipy import optimize
 
-from stages.generate.sda.templates.base import Binding, Context, Template, line_fit, swapped
+from stages.generate.sda.templates.base import Binding, Context, Template, line_fit, per_dataset, swapped
 from stages.generate.sda.templates.mechanistic.shared import (
     GAS_CONSTANT,
     KELVIN_OFFSET,
@@ -18,6 +18,7 @@ from stages.generate.sda.templates.mechanistic.shared import (
 )
 
 
+@per_dataset
 def _positive_edges(context: Context) -> list[tuple[str, str]]:
     table = context.table
     positive = {name for name in context.measured() if (table[name] > 0).all()}
@@ -46,6 +47,7 @@ def _semi_log_rate(context: Context, binding: Binding) -> float:
     return float(line_fit(x, np.log(y), 1)[0])
 
 
+@per_dataset
 def _positive_pairs(context: Context) -> list[tuple[str, str]]:
     """(x, y): x acts on y, directly or not, and both are positive throughout."""
     table = context.table
@@ -100,6 +102,7 @@ def _half_saturation(context: Context, binding: Binding) -> float:
     return _saturating_fit(context, binding)[0]
 
 
+@per_dataset
 def _temperature_pairs(context: Context) -> list[tuple[str, str]]:
     """(temperature, y): y is computed from the temperature (directly or not) and positive throughout."""
     table = context.table

@@ -23,14 +23,22 @@ _ELIGIBLE: dict[tuple, list] = {}
 
 
 def _per_dataset(compute: Callable[[Context], list]) -> Callable[[Context], list]:
-    """Memoize what a binder may choose from, per dataset (scenario and table): binders run on every draw."""
+    """Memoize what a binder may choose from, per dataset (scenario and table): binders run on every draw.
+
+    Kept in the context, and across contexts of the same scenario and table (the AutoSciBench loop
+    builds a context per recipe); the table is hashed once per context.
+    """
     def cached(context: Context) -> list:
-        table = hashlib.sha256(pd.util.hash_pandas_object(context.table).to_numpy().tobytes()).hexdigest()
-        key = (compute.__name__, context.scenario.model_dump_json(), table)
-        if key not in _ELIGIBLE:
-            if len(_ELIGIBLE) >= ELIGIBLE_KEPT:
-                del _ELIGIBLE[next(iter(_ELIGIBLE))]
-            _ELIGIBLE[key] = compute(context)
-        return _ELIGIBLE[key]
+        return context.remembered(("eligible", compute.__name__), lambda: _across_contexts(compute, context))
 
     return cached
+
+
+def _across_contexts(compute: Callable[[Context], list], context: Context) -> list:
+    table = hashlib.sha256(pd.util.hash_pandas_object(context.table).to_numpy().tobytes()).hexdigest()
+    key = (compute.__name__, context.scenario.model_dump_json(), table)
+    if key not in _ELIGIBLE:
+        if len(_ELIGIBLE) >= ELIGIBLE_KEPT:
+            del _ELIGIBLE[next(iter(_ELIGIBLE))]
+        _ELIGIBLE[key] = compute(context)
+    return _ELIGIBLE[key]
