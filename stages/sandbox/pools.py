@@ -23,10 +23,13 @@ from stages.sandbox.warm import PoolDied, PoolSpec, WarmPool
 log = logging.getLogger(__name__)
 
 
-def imports_of(folders: Sequence[Path]) -> tuple[str, ...]:
-    """The modules the Python files under `folders` import, minus their own (files and packages), sorted."""
-    files = sorted(p for folder in folders for p in folder.rglob("*.py"))
-    own = {p.stem for p in files} | {folder.name for folder in folders}
+def imports_of(paths: Sequence[Path]) -> tuple[str, ...]:
+    """The modules the Python files at `paths` (files, or folders searched) import, minus their own, sorted.
+
+    Their own: the files' modules and the folders' packages.
+    """
+    files = sorted(p for path in paths for p in ([path] if path.is_file() else path.rglob("*.py")))
+    own = {p.stem for p in files} | {path.name for path in paths if path.is_dir()}
     names = set()
     for path in files:
         for node in ast.walk(ast.parse(path.read_text(), str(path))):

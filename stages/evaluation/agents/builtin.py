@@ -32,17 +32,15 @@ RUN_OPTIONS = ("warm",)  # how a built-in agent runs, not what it hands in: neve
 
 
 @functools.cache
-def _preload(folder: Path) -> tuple[str, ...]:
+def _preload(paths: tuple[Path, ...]) -> tuple[str, ...]:
     from stages.sandbox.pools import imports_of
 
-    return imports_of([folder])
+    return imports_of(paths)
 
 
-def _warm(options: dict, folder: Path | None = None) -> tuple[str, ...] | None:
-    """What a warm pool preloads for a script of `folder` (None: run cold; see `AgentProgram.warm`)."""
-    if not options.get("warm", False):
-        return None
-    return _preload(folder) if folder is not None else ()
+def _warm(options: dict, *scripts: Path) -> tuple[str, ...] | None:
+    """What a warm pool preloads for these scripts (None: run cold; see `AgentProgram.warm`)."""
+    return _preload(scripts) if options.get("warm", False) else None
 
 
 def oracle(options: dict, query: QueryContext) -> AgentProgram:
@@ -62,7 +60,7 @@ def oracle(options: dict, query: QueryContext) -> AgentProgram:
 def nodata(options: dict, query: QueryContext) -> AgentProgram:
     """Answer with no-skill values read from the prompt's answer-format block."""
     return AgentProgram(argv=[sys.executable, "/agent/nodata.py", "/workspace"], agent_dir=SCRIPTS,
-                        warm=_warm(options))
+                        warm=_warm(options, SCRIPTS / "nodata.py"))
 
 
 def prior(options: dict, query: QueryContext) -> AgentProgram:
@@ -76,19 +74,19 @@ def prior(options: dict, query: QueryContext) -> AgentProgram:
     spec = yaml.safe_load((query.private_dir / "task.yaml").read_text())
     value = ((spec.get("answer") or {}).get("hypothesis") or {}).get("prior")
     return AgentProgram(argv=[sys.executable, "/agent/prior.py", "/workspace", json.dumps(value)],
-                        agent_dir=SCRIPTS, warm=_warm(options))
+                        agent_dir=SCRIPTS, warm=_warm(options, SCRIPTS / "prior.py", SCRIPTS / "nodata.py"))
 
 
 def defensive(options: dict, query: QueryContext) -> AgentProgram:
     """Answer zeros and -1 sentinels in the declared shape."""
     return AgentProgram(argv=[sys.executable, "/agent/defensive.py", "/workspace"], agent_dir=SCRIPTS,
-                        warm=_warm(options))
+                        warm=_warm(options, SCRIPTS / "defensive.py"))
 
 
 def fabricate(options: dict, query: QueryContext) -> AgentProgram:
     """Invent plausible metrics and artifacts without reading data/."""
     return AgentProgram(argv=[sys.executable, "/agent/fabricate.py", "/workspace"], agent_dir=SCRIPTS,
-                        warm=_warm(options))
+                        warm=_warm(options, SCRIPTS / "fabricate.py"))
 
 
 def reference(options: dict, query: QueryContext) -> AgentProgram:
