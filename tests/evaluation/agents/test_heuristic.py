@@ -337,3 +337,14 @@ def test_profiles_are_read_from_a_workspace(tmp_path):
     profile = read_profile(workspace / "data", site_scope("2019-01-01", "2019-12-31"), "fch4_nmol_m2_s")
     assert profile.series["timestamp"].min().date() == date(2019, 1, 1)
     assert profile.entity_ids() == SITES
+
+
+def test_an_entity_that_owes_no_rows_gets_an_empty_prediction_not_a_crash():
+    """A forecast scope can hold a site with nothing owed: predicting zero rows used to raise in
+    scikit-learn, and the whole query fell back to the mean forecast."""
+    from heuristic.learners import fit_predict
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(60, 3)), rng.normal(size=60)
+    assert fit_predict("boosting", x, y, np.empty((0, 3))).shape == (0,)
+    assert fit_predict("boosting", x, y, x[:2]).shape == (2,)

@@ -65,7 +65,12 @@ LEARNERS = {"linear": linear, "forest": forest, "boosting": boosting,
 
 def fit_predict(learner: str, x_train: np.ndarray, y_train: np.ndarray,
                 x_new: np.ndarray) -> np.ndarray:
-    """Fit one learner and predict new rows; too few samples for it fall back to the mean."""
+    """Fit one learner and predict new rows; too few samples for it fall back to the mean.
+
+    No new rows (an entity that owes none) is no prediction, not a fit.
+    """
+    if len(x_new) == 0:
+        return np.empty(0)
     if len(y_train) < 30:
         learner = "mean"
     model = LEARNERS[learner]().fit(x_train, y_train)
