@@ -47,12 +47,11 @@ _lock = threading.Lock()
 
 @contextlib.contextmanager
 def lease(spec: PoolSpec) -> Iterator[WarmPool]:
-    """An idle pool of this spec, or a new one; a pool whose zygote died is closed, not returned."""
+    """An idle pool of this spec, or a new one; a pool found dead, or whose zygote dies in use, is closed."""
     with _lock:
         idle = _idle.setdefault(spec, queue.SimpleQueue())
-    try:
-        pool = idle.get_nowait()
-    except queue.Empty:
+    pool = _idle_alive(idle)
+    if pool is None:
         pool = WarmPool(spec)
         with _lock:
             _all.append(pool)
@@ -62,6 +61,18 @@ def lease(spec: PoolSpec) -> Iterator[WarmPool]:
         pool.close()
         raise
     idle.put(pool)
+
+
+def _idle_alive(idle: queue.SimpleQueue) -> WarmPool | None:
+    """An idle pool that still runs; those killed while idle are closed on the way."""
+    while True:
+        try:
+            pool = idle.get_nowait()
+        except queue.Empty:
+            return None
+        if pool.alive():
+            return pool
+        pool.close()
 
 
 def run_warm(spec: PoolSpec, prompt: str, public_dir: Path, agent_dir: Path, script: str,

@@ -35,6 +35,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,6 +61,10 @@ READY_SECONDS = 120.0  # importing the stack on a loaded machine
 REPLY_GRACE_SECONDS = 30.0  # past the run's wall clock, before the pool counts as dead
 ZYGOTE_MEMORY_BYTES = 1 << 30  # the zygote's own share of the pool's cgroup, above the run's total
 OUTPUT_TAIL_BYTES = process.OUTPUT_TAIL_BYTES
+# bwrap's --die-with-parent ties a sandbox to the *thread* that started it: a pool started by a
+# worker thread would be killed when that thread ends (an executor's shutdown), though the pool
+# outlives it. Every pool is started by this one thread, which lives as long as the process.
+_STARTER = ThreadPoolExecutor(1, thread_name_prefix="warm-pool-starter")
 
 
 @dataclass(frozen=True)
@@ -129,8 +134,9 @@ class WarmPool:
         log_file = open(self.folder / "zygote.log", "wb")  # noqa: SIM115 - closed below, kept by the child
         passed = (commands_r, replies_w, info_w, seccomp_fd, zygote_fd, *fds.values())
         try:
-            self.proc = subprocess.Popen(prefix + bwrap, stdin=subprocess.DEVNULL, stdout=log_file,
-                                         stderr=log_file, start_new_session=True, pass_fds=passed)
+            self.proc = _STARTER.submit(subprocess.Popen, prefix + bwrap, stdin=subprocess.DEVNULL,
+                                        stdout=log_file, stderr=log_file, start_new_session=True,
+                                        pass_fds=passed).result()
         finally:
             log_file.close()
             _close(*passed)
@@ -153,6 +159,10 @@ class WarmPool:
                 raise PoolDied(f"the zygote ended; its log: {self.log_tail()}")
             line += chunk
         return json.loads(line)
+
+    def alive(self) -> bool:
+        """Whether the sandbox still runs (it may have been killed while idle)."""
+        return self.proc is not None and self.proc.poll() is None
 
     def log_tail(self) -> str:
         """The end of the zygote's own stdout and stderr (not a run's)."""
@@ -189,7 +199,7 @@ class WarmPool:
             files = harvest_work(f"{root}{filesystem.WORKSPACE}/work", collect_files, collect_bytes)
             stdout, stderr = _tail(f"{root}/scratch", "stdout"), _tail(f"{root}/scratch", "stderr")
         except (OSError, PoolDied) as error:
-            raise PoolDied(str(error)) from error
+            raise PoolDied(f"{error}; the zygote's log: {self.log_tail()}") from error
         hits = ["wall"] * reply["timed_out"]
         if self.group:
             hits += [name for name, count in self.group.events().items() if count > events.get(name, 0)]

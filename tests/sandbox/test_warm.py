@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -131,22 +132,45 @@ def test_a_hanging_or_memory_hungry_run_ends_alone(spec, tmp_path: Path):
         assert pool.sandbox_pid == zygote  # the same pool served all four
 
 
-def test_a_pool_whose_zygote_dies_is_replaced_and_the_run_done_cold(spec, tmp_path: Path):
-    public, agent = query(tmp_path, "q", "import pathlib; pathlib.Path('work/answer.json').write_text('{\"a\": 1}')")
-    with pools.lease(spec) as pool:
-        first = pool.sandbox_pid
-        os.kill(pool.proc.pid, 0)
-    for pid in [int(p) for p in os.listdir("/proc") if p.isdigit()]:  # the zygote: init's child
-        try:
-            if int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) == first:
-                os.kill(pid, signal.SIGKILL)
-        except (OSError, ValueError):
-            pass
+KILL_THE_ZYGOTE = """
+import os, pathlib
+pathlib.Path('work/answer.json').write_text('{"a": 1}')
+parent = os.getppid()
+if b"zygote" in pathlib.Path(f"/proc/{parent}/cmdline").read_bytes():  # warm: the zygote, of the same uid
+    os.kill(parent, 9)
+"""
+
+
+def test_a_run_that_kills_its_zygote_is_done_again_cold_and_the_pool_replaced(spec, tmp_path: Path):
+    public, agent = query(tmp_path, "q", KILL_THE_ZYGOTE)
     result = pools.run_warm(spec, "p", public, agent, "main.py", ("answer.json",), 1 << 20)
     assert (result.exit_code, result.files["answer.json"].data) == (0, b'{"a": 1}')
     assert result.isolation.startswith("bwrap, uid")  # cold: a fresh sandbox of its own
-    again = pools.run_warm(spec, "p", public, agent, "main.py", ("answer.json",), 1 << 20)
-    assert again.isolation.startswith("warm bwrap pool") and again.exit_code == 0
+    benign, agent = query(tmp_path, "r", "import pathlib; pathlib.Path('work/answer.json').write_text('2')")
+    again = pools.run_warm(spec, "p", benign, agent, "main.py", ("answer.json",), 1 << 20)
+    assert again.isolation.startswith("warm bwrap pool") and again.files["answer.json"].data == b"2"
+
+
+def test_a_pool_killed_while_idle_is_replaced_not_used(spec, tmp_path: Path):
+    public, agent = query(tmp_path, "q", "import pathlib; pathlib.Path('work/answer.json').write_text('1')")
+    with pools.lease(spec) as pool:
+        os.killpg(pool.proc.pid, signal.SIGKILL)
+        pool.proc.wait()
+    result = pools.run_warm(spec, "p", public, agent, "main.py", ("answer.json",), 1 << 20)
+    assert result.isolation.startswith("warm bwrap pool") and result.files["answer.json"].data == b"1"
+    with pools.lease(spec) as replacement:
+        assert replacement is not pool and pool.proc is None  # the dead one was closed
+
+
+def test_a_pool_outlives_the_thread_that_first_leased_it(spec, tmp_path: Path):
+    """bwrap's --die-with-parent follows the starting thread: an executor's ended worker must not end its pools."""
+    public, agent = query(tmp_path, "q", "import pathlib; pathlib.Path('work/answer.json').write_text('1')")
+    with ThreadPoolExecutor(1) as executor:
+        first = executor.submit(pools.run_warm, spec, "p", public, agent, "main.py", ("answer.json",), 1 << 20)
+        assert first.result().isolation.startswith("warm bwrap pool")
+    with pools.lease(spec) as pool:
+        result = run(pool, public, agent)
+        assert pool.alive() and result.files["answer.json"].data == b"1"
 
 
 def test_warm_and_cold_runs_hand_in_the_same_bytes(spec, tmp_path: Path):
