@@ -13,6 +13,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from stages import yamlfile
+
 __all__ = ["CatalogError", "QueryBounds", "ScopeLibrary", "ScopeSpec", "Strict", "load_scopes", "read_yaml"]
 
 
@@ -26,17 +28,10 @@ class CatalogError(ValueError):
     """A catalog file is missing or invalid; the message names the file."""
 
 
-def _read_yaml(path: Path) -> Any:
-    try:
-        return yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as error:
-        raise CatalogError(f"{path}: {error}") from error
-
-
 def read_yaml(path: Path) -> Any:
     """A catalog file's YAML; an unreadable file is a `CatalogError` naming it."""
     try:
-        return yaml.safe_load(path.read_text())
+        return yamlfile.read_yaml(path)
     except (OSError, yaml.YAMLError) as error:
         raise CatalogError(f"{path}: {error}") from error
 

@@ -12,10 +12,10 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from stages.catalog import STBENCH_CATEGORIES, TaskSpec
 from stages.layout import task_dir
+from stages.yamlfile import read_yaml
 
 TAG_AXES = ("capability", "pipeline_stage", "cognitive_skill", "mas_challenge")
 
@@ -23,8 +23,8 @@ TAG_AXES = ("capability", "pipeline_stage", "cognitive_skill", "mas_challenge")
 def built_specs(benchmark: Path) -> dict[str, TaskSpec]:
     """The spec of every task the benchmark kept, by id."""
     kept = json.loads((benchmark / "benchmark.json").read_text())["tasks"]
-    return {task_id: TaskSpec.model_validate(yaml.safe_load(
-        (task_dir(benchmark, task_id) / "private" / "task.yaml").read_text())) for task_id in kept}
+    return {task_id: TaskSpec.model_validate(read_yaml(task_dir(benchmark, task_id) / "private" / "task.yaml"))
+            for task_id in kept}
 
 
 def _counts(values) -> dict[str, int]:

@@ -14,6 +14,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from stages.yamlfile import read_yaml
+
 Profile = Literal["tiny", "default", "full"]
 
 
@@ -316,7 +318,7 @@ class ParamsError(ValueError):
 def load_params(path: Path = Path("params.yaml")) -> ProjectParams:
     """Read and validate params.yaml (whole file, every section)."""
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = read_yaml(path)
         params = ProjectParams.model_validate(raw)
     except (OSError, yaml.YAMLError, ValidationError) as error:
         raise ParamsError(f"{path}: {error}") from error

@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from stages.catalog import TaskSpec
 from stages.construction.scopes import parse_scope_block
-from stages.evaluation.harness import benchmark_id, load_split, setup_agent
+from stages.evaluation.harness import benchmark_id, built_task, load_split, setup_agent
 from stages.evaluation.journal import Journal, JournalRecord, record_key
 from stages.grading.recompute import recompute
 from stages.grading.references import read_references
@@ -62,7 +61,7 @@ class BuiltTask:
 def load_private(benchmark: Path, task_id: str) -> BuiltTask:
     """A built task's spec and its per-query private records (gold, tolerance, ...)."""
     folder = task_dir(benchmark, task_id)
-    spec = TaskSpec.model_validate(yaml.safe_load((folder / "private" / "task.yaml").read_text()))
+    spec = built_task(benchmark, task_id)
     records = json.loads((folder / "private" / "queries.json").read_text())
     return BuiltTask(spec, folder, records)
 
@@ -197,7 +196,7 @@ def main() -> None:
     verdicts = JUDGEMENTS / f"{args.agent}.jsonl"
     stages = judged_stages(params.judge, by_query, attributions, verdicts) if params.judge.model else {}
     frame = query_frame(scored, by_query, attributions, stages)
-    specs = {task_id: load_private(BENCHMARK, task_id).spec for task_id in scored}
+    specs = {task_id: built_task(BENCHMARK, task_id) for task_id in scored}
     settings = params.scoring
     summary.update(suite(frame, task_scores(summary), specs, settings.resamples, settings.level,
                          settings.seed))

@@ -6,9 +6,8 @@ import subprocess
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-import yaml
-
 from stages.hashing import content_hash
+from stages.yamlfile import read_yaml
 
 BUILD_STAGES = ("synthesize", "ingest", "align", "construct")
 PACKAGES = ("scibench", "dvc", "prefect", "pandas", "pyarrow", "numpy", "scikit-learn", "statsmodels", "openai",
@@ -32,7 +31,7 @@ def build_lock_hash(root: Path) -> str | None:
     path = root / "dvc.lock"
     if not path.exists():
         return None
-    stages = yaml.safe_load(path.read_text()).get("stages", {})
+    stages = read_yaml(path).get("stages", {})
     build = {name: entry for name, entry in stages.items() if name.split("@")[0] in BUILD_STAGES}
     return content_hash(build)
 

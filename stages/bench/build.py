@@ -36,6 +36,7 @@ from stages.bench.runs import prefect_env
 from stages.construction.resume import ResumeStore
 from stages.hashing import write_json
 from stages.layout import METRICS
+from stages.yamlfile import read_yaml
 
 CHECKOUT = Path(__file__).resolve().parents[2]  # holds stages/ and flows/
 RUNNING = re.compile(r"Running stage '([^']+)'")
@@ -87,7 +88,7 @@ def construct_by_task(project: Path) -> dict:
 def measure(profile: str, work: Path, until: str | None) -> dict:
     """Build at `profile` in a fresh copy under `work`, stage by stage; the figures (see the docstring)."""
     project = copy_checkout(work / "project")
-    params = yaml.safe_load((project / "params.yaml").read_text())
+    params = read_yaml(project / "params.yaml")
     params["profile"] = profile
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     out = METRICS / "bench_construction.json"

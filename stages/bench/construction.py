@@ -44,6 +44,7 @@ from stages.hashing import write_json
 from stages.layout import BENCHMARK, CATALOG, METRICS, REPOSITORIES, task_dir
 from stages.params import load_params
 from stages.sandbox.pools import imports_of
+from stages.yamlfile import read_yaml
 
 MEASUREMENTS = ("annotation", "dask_scaleout")
 
@@ -59,7 +60,7 @@ def sample(benchmark: Path, per_task: int) -> list[Query]:
 
 def spec_of(benchmark: Path, task_id: str) -> TaskSpec:
     """A built task's spec."""
-    return TaskSpec.model_validate(yaml.safe_load((task_dir(benchmark, task_id) / "private" / "task.yaml").read_text()))
+    return TaskSpec.model_validate(read_yaml(task_dir(benchmark, task_id) / "private" / "task.yaml"))
 
 
 def bare_runs(benchmark: Path, queries: list[Query], preload: tuple[str, ...]) -> list[float]:
@@ -210,7 +211,7 @@ def main() -> None:
         print(json.dumps({k: v for k, v in result.items() if k not in ("seconds_per_run_by_task", "dask_scaleout")},
                          indent=2))
     if "dask_scaleout" in names:
-        result["dask_scaleout"] = measure_scaleout(yaml.safe_load(Path("params.yaml").read_text()), REPOSITORIES,
+        result["dask_scaleout"] = measure_scaleout(read_yaml(Path("params.yaml")), REPOSITORIES,
                                                    args.task)
         print(describe_scaleout(result["dask_scaleout"]))
     write_json(out, result)

@@ -60,6 +60,7 @@ from stages.scoring.aggregate import summarize
 from stages.scoring.intervals import mean_interval, task_resamples
 from stages.scoring.outcomes import Execution
 from stages.scoring.query import Grading, score_query
+from stages.yamlfile import read_yaml
 
 TASK = CATALOG / "camels" / "camels-model-comparison" / "task.yaml"
 LLM_AGENT = "llm_scripted"
@@ -71,7 +72,7 @@ MEASUREMENTS = ("harness_overhead", "artifact_reading", "scoring_throughput", "l
 
 def harness_overhead(runs: int = 30) -> dict:
     """Median seconds of one query of a trivial agent through the whole harness path."""
-    spec = TaskSpec.model_validate(yaml.safe_load(TASK.read_text()))
+    spec = TaskSpec.model_validate(read_yaml(TASK))
     gold = {"metrics": {metric.name: 0.6 for metric in spec.answer.metrics}}
     with tempfile.TemporaryDirectory(prefix="scibench-bench-harness-") as work:
         public = Path(work) / "public"
@@ -93,7 +94,7 @@ def harness_overhead(runs: int = 30) -> dict:
 
 def artifact_reading(runs: int = 200, basins: int = 100, days: int = 365) -> dict:
     """Median seconds to read one honest artifact in this process and in the forked child."""
-    spec = TaskSpec.model_validate(yaml.safe_load(TASK.read_text())).artifact
+    spec = TaskSpec.model_validate(read_yaml(TASK)).artifact
     ids = [f"{basin:08d}" for basin in range(basins)]
     dates = pd.date_range("2000-01-01", periods=days).astype("datetime64[ns]")
     required = pd.DataFrame({spec.key[0]: np.repeat(ids, days), spec.key[1]: np.tile(dates, basins)})
@@ -132,7 +133,7 @@ def synthetic_results(spec: TaskSpec, n: int, seed: int = 0) -> list[Execution]:
 
 def scoring_throughput(n: int = 100_000, tasks: int = 100) -> dict:
     """Results scored per second, from journal results to the summary with its interval."""
-    spec = TaskSpec.model_validate(yaml.safe_load(TASK.read_text()))
+    spec = TaskSpec.model_validate(read_yaml(TASK))
     names = [metric.name for metric in spec.answer.metrics]
     gold = {"metrics": {name: 0.6 for name in names}}
     grading = Grading({reference: {name: 0.3 for name in names} for reference in spec.reference_models}, None)
@@ -309,7 +310,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", choices=MEASUREMENTS, action="append")
     args = parser.parse_args()
-    params = yaml.safe_load(Path("params.yaml").read_text())
+    params = read_yaml(Path("params.yaml"))
     results = measure(tuple(args.only or MEASUREMENTS), params, BENCHMARK)
     out = METRICS / "bench_evaluation.json"
     kept = json.loads(out.read_text()) if args.only and out.exists() else {}

@@ -11,7 +11,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from stages.catalog import TaskSpec
 from stages.evaluation import verify_run
@@ -24,6 +23,7 @@ from stages.hashing import content_hash
 from stages.layout import task_dir
 from stages.params import AgentParams, PriceTable
 from stages.sandbox import Limits
+from stages.yamlfile import read_yaml
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def benchmark_id(benchmark: Path) -> str:
 def built_task(benchmark: Path, task_id: str) -> TaskSpec:
     """The spec of a built task, as the benchmark recorded it."""
     path = task_dir(benchmark, task_id) / "private" / "task.yaml"
-    return TaskSpec.model_validate(yaml.safe_load(path.read_text()))
+    return TaskSpec.model_validate(read_yaml(path))
 
 
 def store_artifact(artifacts: Path, data: bytes) -> str:

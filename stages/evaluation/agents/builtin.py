@@ -26,6 +26,7 @@ from pathlib import Path
 
 from stages.evaluation.agents.program import AgentProgram, QueryContext, directory_hash
 from stages.layout import verify_run_dir
+from stages.yamlfile import read_yaml
 
 SCRIPTS = Path(__file__).parent / "scripts"
 RUN_OPTIONS = ("warm",)  # how a built-in agent runs, not what it hands in: never keys its records
@@ -69,9 +70,7 @@ def prior(options: dict, query: QueryContext) -> AgentProgram:
     The prior is read here, on the harness side, from the task's private spec (an agent never sees
     it) and handed to the script on its command line.
     """
-    import yaml
-
-    spec = yaml.safe_load((query.private_dir / "task.yaml").read_text())
+    spec = read_yaml(query.private_dir / "task.yaml")
     value = ((spec.get("answer") or {}).get("hypothesis") or {}).get("prior")
     return AgentProgram(argv=[sys.executable, "/agent/prior.py", "/workspace", json.dumps(value)],
                         agent_dir=SCRIPTS, warm=_warm(options, SCRIPTS / "prior.py", SCRIPTS / "nodata.py"))

@@ -10,9 +10,8 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-import yaml
-
 from stages.generate.sda.scenario import DOMAINS, Scenario
+from stages.yamlfile import read_yaml
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 
@@ -25,7 +24,7 @@ def load_scenarios() -> tuple[Scenario, ...]:
         path = SCENARIOS / f"{domain}.yaml"
         if not path.exists():
             continue
-        for entry in yaml.safe_load(path.read_text()):
+        for entry in read_yaml(path):
             scenario = Scenario.model_validate(entry)
             if scenario.domain != domain:
                 raise ValueError(f"{path}: scenario {scenario.id} is of domain {scenario.domain}")

@@ -21,11 +21,10 @@ import os
 import sys
 from pathlib import Path
 
-import yaml
-
 from stages.evaluation.agents.llm.options import ModelAccess, Options
 from stages.evaluation.agents.llm.options import identity as option_identity
 from stages.evaluation.agents.program import AgentProgram, QueryContext, directory_hash
+from stages.yamlfile import read_yaml
 
 SCRIPTS = Path(__file__).parents[1] / "scripts" / "llm"
 CONFIG_ENV = "SCIBENCH_LLM_CONFIG"
@@ -74,4 +73,4 @@ def program(options: dict, query: QueryContext) -> AgentProgram:
 def task_domain(private_dir: Path) -> str | None:
     """The built task's domain (for the domain-knowledge prompt variant)."""
     path = private_dir / "task.yaml"
-    return yaml.safe_load(path.read_text()).get("domain") if path.exists() else None
+    return read_yaml(path).get("domain") if path.exists() else None
