@@ -26,7 +26,7 @@ sys.path.insert(0, str(SCRIPTS))  # the agent runs with the scripts folder on PY
 
 from heuristic import __main__ as entry  # noqa: E402
 from heuristic.cluster import partition  # noqa: E402
-from heuristic.forecast import folds, forecast  # noqa: E402
+from heuristic.forecast import Entity, folds, forecast, per_entity, predict  # noqa: E402
 from heuristic.gaps import edges, interpolate, since_edge  # noqa: E402
 from heuristic.handin import Handin, conform, metrics_answer  # noqa: E402
 from heuristic.impute import impute  # noqa: E402
@@ -348,3 +348,17 @@ def test_an_entity_that_owes_no_rows_gets_an_empty_prediction_not_a_crash():
     x, y = rng.normal(size=(60, 3)), rng.normal(size=60)
     assert fit_predict("boosting", x, y, np.empty((0, 3))).shape == (0,)
     assert fit_predict("boosting", x, y, x[:2]).shape == (2,)
+
+
+def test_the_default_ensemble_carries_a_level_that_drifted_past_the_training_range():
+    """Trees predict within the training targets' range; the ridge member extrapolates a drift
+    (methanewet-hh-hysteresis-bias: the late season's flux beyond the early season's)."""
+    x = np.arange(300, dtype=float)[:, None]
+    y = 2.0 * x[:, 0] + 1.0
+    train = np.arange(300) < 200
+    entity = Entity(x, y, train, ~train, folds(train, 2), 0.0)
+    trees, linear = per_entity(entity, "boosting")[0], per_entity(entity, "linear")[0]
+    [(ensemble, _)] = predict([entity], "boosting")
+    assert trees.max() <= y[train].max() < linear.min()
+    np.testing.assert_allclose(ensemble, (trees + linear) / 2, rtol=1e-12)
+    assert ensemble.max() > y[train].max() + 80  # trees alone stay at 399

@@ -3,10 +3,12 @@
 The target is regressed on lagged, antecedent and seasonal features of the drivers
 (`features.driver_features`; the target is never an input), one model per artifact value column
 with the learner its description names, fitted per entity on every observed day before the test
-period. A column whose description names no learner gets an ensemble: the mean of the per-entity
-boosted trees and one boosted-tree model pooled over all entities (the target divided by the
+period. A column whose description names no learner gets an ensemble, the mean of: the per-entity
+boosted trees; one boosted-tree model pooled over all entities (the target divided by the
 entity's training mean, that mean's log a feature), which lends short records the other entities'
-data. A target that is never negative in training is never predicted negative.
+data; and a per-entity ridge regression, since trees never predict outside the range of the
+training targets and a test period whose level drifted beyond it (a seasonal shift) needs a member
+that extrapolates. A target that is never negative in training is never predicted negative.
 
 Reported metrics are estimated the way the harness computes them, on out-of-fold predictions of
 the training days: the training period is cut into two contiguous halves and each is predicted by
@@ -30,7 +32,7 @@ from heuristic.prompt import Plan, Prompt
 
 N_FOLDS = 2
 SPIN_UP_DAYS = max(SPANS)
-POOLED = {"boosting"}  # learners that also get a member pooled over entities
+ENSEMBLED = {"boosting"}  # the default learner: joined by a pooled member and a linear one
 
 
 @dataclass(frozen=True)
@@ -104,8 +106,10 @@ def pooled(entities: list[Entity], learner: str) -> list[tuple[np.ndarray, np.nd
 def predict(entities: list[Entity], learner: str) -> list[tuple[np.ndarray, np.ndarray]]:
     """Per entity (owed, out-of-fold) predictions of a column's learner, clipped to the target's range."""
     members = [[per_entity(e, learner) for e in entities]]
-    if learner in POOLED and len(entities) > 1 and sum(e.train.sum() for e in entities) >= 60:
+    if learner in ENSEMBLED and len(entities) > 1 and sum(e.train.sum() for e in entities) >= 60:
         members.append(pooled(entities, learner))
+    if learner in ENSEMBLED:
+        members.append([per_entity(e, "linear") for e in entities])
     out = []
     for i, e in enumerate(entities):
         owed = np.mean([m[i][0] for m in members], axis=0)
