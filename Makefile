@@ -23,7 +23,7 @@ ifneq ($(UI_URL),)
 export PREFECT_API_URL := $(UI_URL)
 endif
 
-.PHONY: install bubblewrap chromium run test bench reliability mutation crash-safety fuzz lint ui ui-stop api-url clean
+.PHONY: install bubblewrap chromium run test docs bench reliability mutation crash-safety fuzz lint ui ui-stop api-url clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,13 @@ TEST_WORKERS ?= 2
 test: install chromium
 	exec setpriv --pdeathsig TERM -- env -u PREFECT_API_URL pytest $(if $(filter-out 0,$(TEST_WORKERS)),-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 	@if [ "$$(id -u)" = 0 ]; then echo "sandbox and attack tests as an ordinary user:"; bash tests/unprivileged.sh; fi
+
+# The docs site (mkdocs.yml): the generated counts first (docs/generated/catalog.md from the catalog and
+# the registries), then a strict build into site/: a broken link or anchor, or a page missing from the
+# nav, fails it.
+docs: install
+	python -m stages.docs_figures
+	NO_MKDOCS_2_WARNING=1 mkdocs build --strict
 
 # The attack catalog and the sandbox's start overhead -> processed/metrics/reliability.json.
 reliability: install
