@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
-from stages.synthesize.imagery_fields import aridity, regional_elevation
+from stages.synthesize.imagery.fields import aridity, regional_elevation
 
 LAT_RANGE = (25.0, 50.0)
 LON_RANGE = (-125.0, -67.0)
