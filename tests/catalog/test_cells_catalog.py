@@ -20,7 +20,8 @@ from stages.construction.scopes import TIMELESS, ResolvedScope
 from stages.construction.staging import stage_queries, stage_task
 from stages.sandbox import Limits
 from stages.sources.hdf.sparse import read_sparse_matrix
-from stages.synthesize import hdf, hdf_aggr
+from stages.synthesize import hdf
+from stages.synthesize.hdf import aggr
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNTS = NativeSpec(kind="tenx_h5", path="counts.h5", variables=["Gene Expression", "Antibody Capture"])
@@ -36,7 +37,7 @@ def built(tmp_path_factory) -> tuple[Path, Path, dict]:
 
 def test_every_cell_gets_the_library_its_suffix_names(built):
     raw, _, tables = built
-    aggregation = pd.read_csv(raw / hdf_aggr.AGGREGATION_FILE)
+    aggregation = pd.read_csv(raw / aggr.AGGREGATION_FILE)
     entities = tables["entities"]
     assert len(tables["libraries"]) == len(aggregation) == 12
     for cell in entities.sample(40, random_state=0).itertuples(index=False):
@@ -44,7 +45,7 @@ def test_every_cell_gets_the_library_its_suffix_names(built):
         assert (cell.sample_id, cell.donor, cell.condition) == (row["sample_id"], row["donor"], row["condition"])
     sequences = entities["cell_id"].str.split("-").str[0]
     assert sequences.duplicated().any()  # joining on the 16 bases alone would be ambiguous
-    matrix = read_sparse_matrix(raw / hdf_aggr.MATRIX_FILE)
+    matrix = read_sparse_matrix(raw / aggr.MATRIX_FILE)
     genes = (matrix.features["feature_type"] == "Gene Expression").to_numpy()
     totals = np.asarray(matrix.to_scipy()[genes].sum(axis=0)).ravel()
     expected = pd.Series(totals, index=matrix.barcodes)
@@ -57,7 +58,7 @@ def test_the_staged_matrix_holds_the_query_cells_as_the_matrix_writes_them(built
     stage_native([COUNTS], repository, "cell_id", chosen, TIMELESS, TIMELESS, tmp_path)
     staged = read_sparse_matrix(tmp_path / "counts.h5")
     assert sorted(staged.barcodes) == sorted(chosen)
-    original = read_sparse_matrix(raw / hdf_aggr.MATRIX_FILE)
+    original = read_sparse_matrix(raw / aggr.MATRIX_FILE)
     columns = [list(original.barcodes).index(b) for b in staged.barcodes]
     assert (staged.to_scipy() != original.to_scipy()[:, columns]).nnz == 0
     with h5py.File(tmp_path / "counts.h5") as h5:
@@ -99,10 +100,10 @@ def test_the_interferon_annotator_aligns_by_suffix_and_its_gold_is_rederived(bui
     truth = entities.set_index("cell_id").loc[list(ids)]
     aligned = pd.DataFrame(label.checkpoints["aligned.parquet"]).set_index("cell_id").loc[list(ids)]
     assert (aligned["stimulated"] == (truth["condition"] == "stim").astype(int)).all()
-    matrix = read_sparse_matrix(raw / hdf_aggr.MATRIX_FILE)
+    matrix = read_sparse_matrix(raw / aggr.MATRIX_FILE)
     counts = pd.DataFrame(matrix.to_scipy().toarray().T, index=matrix.barcodes,
                           columns=matrix.features["name"] + "|" + matrix.features["feature_type"])
     genes = [c for c in counts.columns if c.endswith("|Gene Expression")]
-    score = counts[[f"{g}|Gene Expression" for g in hdf_aggr.ISGS]].sum(axis=1) / counts[genes].sum(axis=1)
+    score = counts[[f"{g}|Gene Expression" for g in aggr.ISGS]].sum(axis=1) / counts[genes].sum(axis=1)
     means = score.loc[list(ids)].groupby([truth["donor"], truth["condition"]]).mean().unstack()
     assert label.gold["answer"] == pytest.approx(float(np.log2(means["stim"] / means["ctrl"]).mean()), abs=1e-6)

@@ -9,7 +9,8 @@ import pytest
 from scibench_testing.domains import align_domain, synthesize_and_ingest
 
 from stages.ingest import ingest
-from stages.synthesize import hdf, hdf_aggr
+from stages.synthesize import hdf
+from stages.synthesize.hdf import aggr
 
 TINY = hdf.Params(n_lat=4, n_lon=4, n_days=10, n_features=100, n_barcodes=100)
 
@@ -21,7 +22,7 @@ def test_libraries_become_typed_columns_and_cells_carry_their_depth(tmp_path):
     assert libraries.columns.tolist() == ["gem_group", "age", "condition", "donor", "molecule_h5", "sample_id",
                                           "sex"]
     assert str(libraries["age"].dtype) == "float64" and str(libraries["donor"].dtype) == "string"
-    aggregation = pd.read_csv(raw / hdf_aggr.AGGREGATION_FILE)
+    aggregation = pd.read_csv(raw / aggr.AGGREGATION_FILE)
     assert libraries.sort_values("gem_group")["sample_id"].tolist() == aggregation["sample_id"].tolist()
     entities = tables["entities"]
     assert entities["cell_id"].is_unique and (entities["total_umis"] > 0).all()
@@ -29,7 +30,7 @@ def test_libraries_become_typed_columns_and_cells_carry_their_depth(tmp_path):
     manifest = tables["_manifest"]
     assert manifest["entity_key"] == "cell_id"
     native = tables["native_files"]
-    assert native[["modality", "file"]].values.tolist() == [["counts", hdf_aggr.MATRIX_FILE]]
+    assert native[["modality", "file"]].values.tolist() == [["counts", aggr.MATRIX_FILE]]
 
 
 def test_two_aggregations_are_an_error_naming_both(tmp_path):

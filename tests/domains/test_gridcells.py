@@ -15,7 +15,7 @@ from stages.repository import read_table
 from stages.sources import imagery
 from stages.sources.imagery.mosaic import LonLatBox
 from stages.synthesize import hdf
-from stages.synthesize.hdf_bucket import LAT_RANGE, LON_RANGE
+from stages.synthesize.hdf.bucket import LAT_RANGE, LON_RANGE
 
 TINY = hdf.Params(n_lat=8, n_lon=8, n_days=30, n_features=200, n_barcodes=50)
 VARIABLES = {"aet_mm_d": "mm d-1", "pet_mm_d": "mm d-1", "precip_mm_d": "mm d-1", "runoff_mm_d": "mm d-1",

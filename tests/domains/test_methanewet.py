@@ -14,7 +14,7 @@ from stages.domains import methanewet
 from stages.repository import SourceTables, read_manifest, read_table, write_tables
 from stages.sources import fluxnet_ch4 as reader
 from stages.synthesize import fluxnet_ch4 as generator
-from stages.synthesize.fluxnet_ch4_sites import draw_sites
+from stages.synthesize.fluxnet_ch4.sites import draw_sites
 
 TINY = generator.Params(n_sites=3, first_year=2018, last_year=2018)
 

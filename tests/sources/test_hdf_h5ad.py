@@ -13,7 +13,7 @@ from stages.repository import validate_table
 from stages.sources import hdf
 from stages.sources.hdf import Params, RawFormatError
 from stages.sources.hdf.sparse_write import write_v3
-from stages.synthesize.hdf_tenx import simulate_v3
+from stages.synthesize.hdf.tenx import simulate_v3
 from stages.tables import collect
 
 STRING = h5py.string_dtype("utf-8")

@@ -37,6 +37,8 @@ from pydantic import BaseModel, ConfigDict
 
 from stages.tables import RawFormatError, Table, quarantine_table
 
+# names the generator's file before it became stages/synthesize/control/; kept as it was because ingest
+# writes it into the source manifest (stands_in_for)
 CITATION = "none: synthetic control series of this benchmark (stages/synthesize/control.py), no data product"
 LICENSE = "generated values, no third-party terms"
 FAMILIES = ("mixture", "noise", "ar", "linear")

@@ -6,9 +6,9 @@ Writes under `out_dir` exactly what `stages.sources.fluxnet_ch4` reads::
     FLX_<SITE>_FLUXNET-CH4_<Y1>-<Y2>_1-1/FLX_<SITE>_FLUXNET-CH4_HH_<Y1>-<Y2>_1-1.csv
     FLX_<SITE>_FLUXNET-CH4_<Y1>-<Y2>_1-1/FLX_<SITE>_FLUXNET-CH4_DD_<Y1>-<Y2>_1-1.csv
 
-Wetland sites (`fluxnet_ch4_sites`) are simulated on their own grid (half-hourly; every eighth
-site hourly, in an `_HH_` file as in the product) with `methane_model`; instrument gaps, gap
-filling, QC flags and the daily aggregation follow `fluxnet_ch4_processing`. Files look like the
+Wetland sites (`sites`) are simulated on their own grid (half-hourly; every eighth
+site hourly, in an `_HH_` file as in the product) with `model`; instrument gaps, gap
+filling, QC flags and the daily aggregation follow `processing`. Files look like the
 real ones: a single header row, LF endings, `-9999` for missing values, shortest round-trip float
 text (Python `repr`), QC flags as `1.0`/`3.0`. The DD file is computed from the HH values as
 written. One site at a time is simulated and written (memory bounded by the longest site).
@@ -23,10 +23,9 @@ import numpy as np
 import polars as pl
 from pydantic import Field
 
-from stages.synthesize import fluxnet_ch4_processing as processing
-from stages.synthesize import methane_model as model
 from stages.synthesize.common import SeededYears
-from stages.synthesize.fluxnet_ch4_sites import Site, draw_sites, write_metadata
+from stages.synthesize.fluxnet_ch4 import model, processing
+from stages.synthesize.fluxnet_ch4.sites import Site, draw_sites, write_metadata
 
 ALWAYS = ("NEE", "H", "LE", "FCH4", "USTAR", "SW_IN", "VPD", "PA", "TA", "TS_1", "WS")
 MEASURED_ORDER = ("NEE", "H", "LE", "FCH4", "USTAR", "SW_IN", "SW_OUT", "LW_IN", "LW_OUT", "NETRAD",

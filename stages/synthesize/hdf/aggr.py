@@ -32,7 +32,7 @@ import numpy as np
 import scipy.sparse
 
 from stages.sources.hdf.sparse_write import Counts, write_v3
-from stages.synthesize.hdf_tenx import ANTIBODIES, DISPERSION, draw_barcodes
+from stages.synthesize.hdf.tenx import ANTIBODIES, DISPERSION, draw_barcodes
 
 MATRIX_FILE = "cellranger_aggr/outs/count/filtered_feature_bc_matrix.h5"
 AGGREGATION_FILE = "cellranger_aggr/outs/aggregation.csv"

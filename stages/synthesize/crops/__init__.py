@@ -6,13 +6,13 @@ Writes under `out_dir`::
     khaki/corn_samples.csv, khaki/Corn_Loc_ID.csv (CRLF)              Khaki et al. (2020) layout
     _truth.json                                                        hidden truth; readers ignore it
 
-Both layouts describe the same counties and years: daily weather (`crops_model`), dekadal FPAR and
+Both layouts describe the same counties and years: daily weather (`model`), dekadal FPAR and
 ~8-daily NDVI (scaled 50-250, a few `0.0` fills, rows unsorted as in the real file; MODIS products
 only from 2001), and yields from weather (GDD, heat degree days, water stress), soil (awc) and
 management (early planting, irrigation). Khaki weekly weather `W_1..W_6` is Daymet-style prcp
 (mm/d), srad (W/m2), swe (kg/m2), tmax, tmin (degC), vp (Pa), weekly means of the same days;
 yields are NASS-style bu/acre with 0.1 precision, CY-Bench yields their t/ha conversion. Early
-planting is confounded with soil quality and wealth (`crops_counties`): `_truth.json` records the
+planting is confounded with soil quality and wealth (`counties`): `_truth.json` records the
 true average effect (from both potential outcomes of every county-year) next to the naive
 difference of means. Same params -> byte-identical files.
 """
@@ -26,9 +26,9 @@ import polars as pl
 from pydantic import Field
 
 from stages.hashing import write_json
-from stages.synthesize import crops_model as model
 from stages.synthesize.common import SeededYears
-from stages.synthesize.crops_counties import EARLY_SHIFT_DAYS, Counties, draw_counties, khaki_soil
+from stages.synthesize.crops import model
+from stages.synthesize.crops.counties import EARLY_SHIFT_DAYS, Counties, draw_counties, khaki_soil
 
 BU_AC_T_HA = 56 * 0.45359237 / 0.40468564224 / 1000  # maize: 56 lb per bushel
 MODIS_FIRST_YEAR = 2001

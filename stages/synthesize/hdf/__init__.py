@@ -5,13 +5,13 @@ Writes under `out_dir` what `stages.sources.hdf` reads::
     simulation/bucket_water_balance.nc               CF-1.8 NetCDF-4, daily (time, lat, lon)
     cellranger_v3/filtered_feature_bc_matrix.h5      10x v3 layout (/matrix, /matrix/features)
     cellranger_v2/filtered_gene_bc_matrices_h5.h5    10x v2 layout (one group per genome)
-    cellranger_aggr/outs/aggregation.csv             an aggregation of 12 libraries (`hdf_aggr`)
+    cellranger_aggr/outs/aggregation.csv             an aggregation of 12 libraries (`aggr`)
     cellranger_aggr/outs/count/filtered_feature_bc_matrix.h5
 
 The NetCDF file holds a daily snow + soil-bucket water-balance run over a continental-US box
-(`hdf_bucket`): forcing `precip`, `tair`, `pet`, fluxes `aet`, `runoff`, states `soil_water`,
+(`bucket`): forcing `precip`, `tair`, `pet`, fluxes `aet`, `runoff`, states `soil_water`,
 `swe`, and the static bucket capacity `whc`; ocean cells are `_FillValue`. Variables are float32,
-chunked and zlib-compressed. Count matrices come from a cell-type mixture model (`hdf_tenx`).
+chunked and zlib-compressed. Count matrices come from a cell-type mixture model (`tenx`).
 Nothing time-dependent is written (no `history`, HDF5 object times off), so the same params give
 byte-identical files.
 """
@@ -25,7 +25,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from stages.sources.hdf.sparse_write import write_v2, write_v3
-from stages.synthesize import hdf_aggr, hdf_bucket, hdf_tenx
+from stages.synthesize.hdf import aggr, bucket, tenx
 
 NETCDF_FILE = "simulation/bucket_water_balance.nc"
 V3_FILE = "cellranger_v3/filtered_feature_bc_matrix.h5"
@@ -61,17 +61,17 @@ def write(out_dir: Path, params: Params) -> None:
     """Generate the three raw files of the synthetic `hdf` source under `out_dir`."""
     write_simulation(out_dir / NETCDF_FILE, params)
     rng = np.random.default_rng([params.seed, 21])
-    write_v3(out_dir / V3_FILE, hdf_tenx.simulate_v3(rng, params.n_features, params.n_barcodes))
+    write_v3(out_dir / V3_FILE, tenx.simulate_v3(rng, params.n_features, params.n_barcodes))
     rng = np.random.default_rng([params.seed, 22])
-    genomes = hdf_tenx.simulate_v2(rng, max(2, params.n_features // 4), max(1, params.n_barcodes // 2))
+    genomes = tenx.simulate_v2(rng, max(2, params.n_features // 4), max(1, params.n_barcodes // 2))
     write_v2(out_dir / V2_FILE, genomes)
-    n_genes = max(hdf_aggr.MIN_GENES, params.n_features - len(hdf_tenx.ANTIBODIES))  # tiny files: the named genes
-    hdf_aggr.write(out_dir, np.random.default_rng([params.seed, 23]), n_genes, max(20, params.n_barcodes // 5))
+    n_genes = max(aggr.MIN_GENES, params.n_features - len(tenx.ANTIBODIES))  # tiny files: the named genes
+    aggr.write(out_dir, np.random.default_rng([params.seed, 23]), n_genes, max(20, params.n_barcodes // 5))
 
 
 def write_simulation(path: Path, params: Params) -> None:
     """Run the bucket model and stream it, a year of days at a time, into a CF NetCDF-4 file."""
-    domain = hdf_bucket.make_domain(params.seed, params.n_lat, params.n_lon)
+    domain = bucket.make_domain(params.seed, params.n_lat, params.n_lon)
     dates = np.datetime64(f"{params.first_year}-01-01") + np.arange(params.n_days)
     doy = (dates - dates.astype("datetime64[Y]")).astype(int) + 1
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -79,7 +79,7 @@ def write_simulation(path: Path, params: Params) -> None:
         _define(nc, domain, params)
         ocean = ~domain.land
         start = 0
-        for block in hdf_bucket.simulate(domain, params.seed, doy):
+        for block in bucket.simulate(domain, params.seed, doy):
             days = len(block["precip"])
             for name, values in block.items():
                 values = values.astype(np.float32)
@@ -88,11 +88,13 @@ def write_simulation(path: Path, params: Params) -> None:
             start += days
 
 
-def _define(nc: netCDF4.Dataset, domain: hdf_bucket.Domain, params: Params) -> None:
+def _define(nc: netCDF4.Dataset, domain: bucket.Domain, params: Params) -> None:
     nc.setncatts({
         "Conventions": "CF-1.8",
         "title": "Synthetic daily snow and soil-bucket water balance over a continental-US box",
         "institution": "scibench (synthetic data)",
+        # the module's name before the generators became packages (now hdf/bucket.py); kept as it was because
+        # it is written into every file, whose bytes DVC and the provenance record hash
         "source": "stages.synthesize.hdf_bucket: degree-day snow, Hamon PET, single soil bucket",
         "comment": "precip - aet - runoff = d(soil_water + swe) for every land cell and day",
         "seed": np.int64(params.seed),

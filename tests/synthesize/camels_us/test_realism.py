@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from stages.grading.metrics import MetricUndefined
-from stages.synthesize.camels_us_realism import doy_climatology, region_r2
+from stages.synthesize.camels_us.realism import doy_climatology, region_r2
 
 
 def test_region_r2_is_one_minus_within_over_total_sum_of_squares():

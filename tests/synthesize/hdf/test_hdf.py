@@ -17,12 +17,12 @@ from sklearn.metrics import silhouette_score
 
 from stages.repository import write_tables
 from stages.sources import hdf as reader
-from stages.synthesize import hdf, hdf_aggr, hdf_tenx
-from stages.synthesize.hdf import Params
+from stages.synthesize import hdf
+from stages.synthesize.hdf import Params, aggr, tenx
 
 TINY = Params(n_lat=8, n_lon=8, n_days=30, n_features=60, n_barcodes=40)
 YEAR = Params(n_lat=24, n_lon=24, n_days=365, n_features=400, n_barcodes=300)
-FILES = [hdf.V2_FILE, hdf.V3_FILE, hdf.NETCDF_FILE, hdf_aggr.MATRIX_FILE]
+FILES = [hdf.V2_FILE, hdf.V3_FILE, hdf.NETCDF_FILE, aggr.MATRIX_FILE]
 
 
 def wide(grid: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -46,7 +46,7 @@ def year(tmp_path_factory) -> dict[str, pd.DataFrame]:
 
 
 def test_tiny_writes_the_native_files(tiny):
-    assert sorted(folder_bytes(tiny)) == sorted([*FILES, hdf_aggr.AGGREGATION_FILE])
+    assert sorted(folder_bytes(tiny)) == sorted([*FILES, aggr.AGGREGATION_FILE])
     for name in FILES:
         assert (tiny / name).read_bytes()[:8] == b"\x89HDF\r\n\x1a\n"
     with netCDF4.Dataset(tiny / hdf.NETCDF_FILE) as nc:
@@ -74,7 +74,7 @@ def test_tiny_ingests_into_valid_deterministic_tables(tmp_path, tiny):
     assert manifests[0] == manifests[1]
     rows = {name: entry["rows"] for name, entry in manifests[0]["tables"].items()}
     assert rows["grid"] == 7 * 30 * 64 and rows["cells"] == 64 and rows["quarantine"] == 0
-    aggregated, libraries = hdf_aggr.simulate(np.random.default_rng([TINY.seed, 23]), 58, 20)
+    aggregated, libraries = aggr.simulate(np.random.default_rng([TINY.seed, 23]), 58, 20)
     assert rows["features"] == 60 + 2 * 15 + 60 and rows["barcodes"] == 40 + 20 + len(aggregated.barcodes)
     assert rows["libraries"] == len(libraries) * 6 == 72  # sample_id, molecule_h5, donor, condition, age, sex
     assert folder_bytes(tmp_path / "1") == folder_bytes(tmp_path / "2")
@@ -110,7 +110,7 @@ def test_runoff_ratio_falls_with_aridity_and_snow_lies_in_the_north(year):
 
 
 def test_ten_x_files_round_trip(tiny):
-    expected = hdf_tenx.simulate_v3(np.random.default_rng([TINY.seed, 21]), TINY.n_features, TINY.n_barcodes)
+    expected = tenx.simulate_v3(np.random.default_rng([TINY.seed, 21]), TINY.n_features, TINY.n_barcodes)
     matrix = reader.read_sparse_matrix(tiny / hdf.V3_FILE)
     assert matrix.layout == "v3" and matrix.barcodes.tolist() == expected.barcodes
     assert matrix.features["feature_id"].tolist() == expected.feature_ids
@@ -127,12 +127,12 @@ def test_ten_x_files_round_trip(tiny):
 
 
 def test_count_matrix_is_sparse_with_cell_type_structure():
-    counts = hdf_tenx.simulate_v3(np.random.default_rng(5), 1000, 400)
+    counts = tenx.simulate_v3(np.random.default_rng(5), 1000, 400)
     density = counts.matrix.nnz / np.prod(counts.matrix.shape)
     assert 0.02 < density < 0.25
     genes = counts.matrix.toarray()[:-2].astype(float)
     cells = PCA(10).fit_transform(np.log1p(genes / genes.sum(axis=0) * 1e4).T)
-    labels = KMeans(hdf_tenx.N_CELL_TYPES, n_init=10, random_state=0).fit_predict(cells)
+    labels = KMeans(tenx.N_CELL_TYPES, n_init=10, random_state=0).fit_predict(cells)
     assert silhouette_score(cells, labels) > 0.3  # a shuffled matrix scores below 0.1
 
 
@@ -144,8 +144,8 @@ def test_params_are_validated():
 
 
 def test_aggregation_barcodes_name_their_library_and_the_biology_is_there(tiny):
-    matrix = reader.read_sparse_matrix(tiny / hdf_aggr.MATRIX_FILE)
-    table = pd.read_csv(tiny / hdf_aggr.AGGREGATION_FILE)
+    matrix = reader.read_sparse_matrix(tiny / aggr.MATRIX_FILE)
+    table = pd.read_csv(tiny / aggr.AGGREGATION_FILE)
     assert table["sample_id"].tolist() == [f"D{d}_{c}" for d in range(1, 7) for c in ("ctrl", "stim")]
     wells = pd.Series(matrix.barcodes).str.split("-").str[1].astype(int)
     assert sorted(set(wells)) == list(range(1, 13))
@@ -153,13 +153,13 @@ def test_aggregation_barcodes_name_their_library_and_the_biology_is_there(tiny):
     assert sequences.duplicated().sum() > 0  # some 16-base sequences recur across libraries
     assert not pd.Series(matrix.barcodes).duplicated().any()
 
-    counts, libraries = hdf_aggr.simulate(np.random.default_rng(3), 1000, 300)
+    counts, libraries = aggr.simulate(np.random.default_rng(3), 1000, 300)
     dense = counts.matrix.toarray().astype(float)
     names = counts.names
     genes = np.array([t == "Gene Expression" for t in counts.feature_types])
     total = dense[genes].sum(axis=0)
-    isg = dense[[names.index(g) for g in hdf_aggr.ISGS]].sum(axis=0) / total
-    mito = dense[[names.index(g) for g in hdf_aggr.MITO]].sum(axis=0) / total
+    isg = dense[[names.index(g) for g in aggr.ISGS]].sum(axis=0) / total
+    mito = dense[[names.index(g) for g in aggr.MITO]].sum(axis=0) / total
     well = np.array([int(b.split("-")[1]) for b in counts.barcodes])
     for donor in range(6):  # every donor's stimulated library expresses more ISGs than its control
         assert isg[well == 2 * donor + 2].mean() > 2 * isg[well == 2 * donor + 1].mean()

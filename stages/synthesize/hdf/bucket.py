@@ -1,8 +1,8 @@
 """A gridded daily snow + bucket water-balance model over a continental-US box (synthetic forcing).
 
 Forcing: air temperature falls with latitude and with the ground elevation of the imagery's relief
-(`imagery_fields.regional_elevation`, so the grid and the mosaic describe one landscape) at a lapse
-rate that steepens from 5 degC/km in humid to 8 degC/km in arid regions (`imagery_fields.aridity`;
+(`landscape.regional_elevation`, so the grid and the mosaic describe one landscape) at a lapse
+rate that steepens from 5 degC/km in humid to 8 degC/km in arid regions (`landscape.aridity`;
 surface lapse rates vary with humidity and are rarely the free-air 6.5, Minder et al. 2010, JGR
 115, D14122), and swings more with continentality, plus a spatially smooth AR(1) weather anomaly;
 precipitation follows a humid-east / dry-interior / wet-Pacific-Northwest climatology with
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
-from stages.synthesize.imagery_fields import aridity, regional_elevation
+from stages.synthesize.landscape import aridity, regional_elevation
 
 LAT_RANGE = (25.0, 50.0)
 LON_RANGE = (-125.0, -67.0)

@@ -222,8 +222,8 @@ def test_warm_springs_plant_earlier_and_yield_more(mid):
 
 
 def test_spring_warmth_and_silking_vpd_enter_the_yield_as_designed():
-    from stages.synthesize import crops_model as model
-    from stages.synthesize.crops_counties import draw_counties
+    from stages.synthesize.crops import model
+    from stages.synthesize.crops.counties import draw_counties
     c = draw_counties(1, 3)
     ones, zeros = np.ones(3), np.zeros(3)
     calm = model.Season(gdd=ones * 1350, edd=zeros, water_stress_mm=zeros, vpd_silking_hpa=ones * 9,
@@ -236,6 +236,6 @@ def test_spring_warmth_and_silking_vpd_enter_the_yield_as_designed():
 
 
 def test_vpd_sensitivity_rises_over_the_years():
-    from stages.synthesize.crops_model import vpd_sensitivity
+    from stages.synthesize.crops.model import vpd_sensitivity
     assert vpd_sensitivity(2000) == pytest.approx(-0.15)
     assert vpd_sensitivity(2018) == pytest.approx(-0.294)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stages.synthesize import hydrology_model as model
+from stages.synthesize.camels_us import model
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ import numpy as np
 from scipy.signal import lfilter
 from scipy.special import expit, ndtr
 
-from stages.synthesize.crops_counties import EARLY_SHIFT_DAYS, Counties
+from stages.synthesize.crops.counties import EARLY_SHIFT_DAYS, Counties
 
 COEF = {"base": 10.4, "trend_per_year": 0.11, "awc_per_cm_m": 0.10, "wealth_per_sd": 0.55,
         "early_direct": 0.45, "gdd": 0.002, "gdd_cap": 1450.0, "gdd_ref": 1350.0, "edd": -0.025,

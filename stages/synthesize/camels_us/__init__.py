@@ -16,9 +16,9 @@ between regions.
 
 The files are not the truth: the model runs on the true weather with slowly drifting parameters,
 while the files publish precipitation with gauge undercatch and random error, temperature with
-error, a modelled SWE product and discharge with rating-curve error (`hydrology_errors`). So the
+error, a modelled SWE product and discharge with rating-curve error (`errors`). So the
 generator's own model with each basin's true parameters, run on the published forcing, reaches a
-median NSE of about 0.8-0.9, not 1 (`camels_us_realism` measures it). Same params ->
+median NSE of about 0.8-0.9, not 1 (`realism` measures it). Same params ->
 byte-identical files.
 """
 
@@ -31,10 +31,8 @@ import polars as pl
 from pydantic import Field
 from scipy.signal import lfilter
 
-from stages.synthesize import hydrology_errors as errors
-from stages.synthesize import hydrology_model as model
-from stages.synthesize import hydrology_signatures as signatures
-from stages.synthesize.camels_us_basins import Basins, draw_basins, write_attributes
+from stages.synthesize.camels_us import errors, model, signatures
+from stages.synthesize.camels_us.basins import Basins, draw_basins, write_attributes
 from stages.synthesize.common import SeededYears
 
 FT3_TO_M3 = 0.0283168  # as in the reader: mm/d = cfs * FT3_TO_M3 * 86400 / area_m2 * 1000

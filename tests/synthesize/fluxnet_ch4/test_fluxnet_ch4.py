@@ -17,8 +17,8 @@ from stages.repository import validate_table
 from stages.sources import fluxnet_ch4 as reader
 from stages.synthesize import fluxnet_ch4
 from stages.synthesize.fluxnet_ch4 import Params
-from stages.synthesize.fluxnet_ch4_sites import META_NAME, draw_sites
-from stages.synthesize.methane_model import GROWING_TS_C, SUBSTRATE_TAU_DAYS
+from stages.synthesize.fluxnet_ch4.model import GROWING_TS_C, SUBSTRATE_TAU_DAYS
+from stages.synthesize.fluxnet_ch4.sites import META_NAME, draw_sites
 from stages.tables import collect
 
 REAL = REALDATA / "fluxnet_ch4"

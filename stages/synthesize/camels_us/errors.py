@@ -9,7 +9,7 @@ simulated with it.
   1998, WMO Solid Precipitation Measurement Intercomparison, WMO/TD-872; Rasmussen et al. 2012,
   doi:10.1175/BAMS-D-11-00052.1): 5-10 % of rain and 8-20 % of snow, less than the 20-40 % of
   unshielded gauges in wind so that a model with perfect knowledge of the generator keeps a
-  median NSE of about 0.8-0.9 (`camels_us_realism`); part of a day's total booked on the
+  median NSE of about 0.8-0.9 (`realism`); part of a day's total booked on the
   previous day (observation day vs. calendar day); multiplicative lognormal error of basin
   averaging; missed drizzle and small false events.
 - Temperature: a basin bias plus persistent daily error.
@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from scipy.signal import lfilter
 
-from stages.synthesize import hydrology_model as model
+from stages.synthesize.camels_us import model
 
 Rngs = Sequence[np.random.Generator]
 # (AR(1) coefficient per day, standard deviation in log space) of the drifting parameters

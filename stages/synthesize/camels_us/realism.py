@@ -17,7 +17,7 @@ reports:
 - `prcp_undercatch`: published / true precipitation totals, median over basins, for all days and
   for days whose true precipitation falls entirely as rain or as snow.
 
-Run `python -m stages.synthesize.camels_us_realism [--profile P] [--raw-dir DIR]`; without
+Run `python -m stages.synthesize.camels_us.realism [--profile P] [--raw-dir DIR]`; without
 `--raw-dir` the profile's files are generated into a temporary folder first.
 """
 
@@ -35,8 +35,8 @@ from stages.params import load_params
 from stages.sources import camels_us as reader
 from stages.sources.camels_us import read_attributes
 from stages.synthesize import camels_us
-from stages.synthesize import hydrology_model as model
-from stages.synthesize.camels_us_basins import draw_basins
+from stages.synthesize.camels_us import model
+from stages.synthesize.camels_us.basins import draw_basins
 
 SIGNATURES = {"runoff_ratio": "runoff_ratio", "baseflow_index": "baseflow_index",
               "high_q_freq": "high_q_freq_d_yr"}  # camels_hydro name -> reader column

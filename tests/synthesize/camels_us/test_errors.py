@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from stages.synthesize import hydrology_errors as errors
+from stages.synthesize.camels_us import errors
 
 
 def rngs(n: int, seed: int = 0) -> list[np.random.Generator]:

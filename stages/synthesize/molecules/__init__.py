@@ -9,7 +9,7 @@ Writes under `out_dir` what `stages.sources.molecules` reads::
 Each SDF record carries the data items ``ID``, ``NAME``, ``LOGS`` (log10 of the solubility in
 mol/L, two decimals), ``LOGS_classification`` (``(A) low`` / ``(B) medium`` / ``(C) high`` as in
 the RDKit solubility set) and ``SMILES``; every 25th also a two-line ``NOTE``. Molecules are
-assembled from fragments (`molecules_assembly`) and LOGS follows Delaney's ESOL equation plus
+assembled from fragments (`assembly`) and LOGS follows Delaney's ESOL equation plus
 noise. Molecule i depends only on (seed, i), so a smaller file is a prefix of a larger one. RDKit
 writes the program line ``     RDKit          2D`` without a timestamp; `write` checks that, so the
 files are byte-identical for the same params (and RDKit version).
@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rdkit import Chem
 from rdkit.Chem import rdDepictor
 
-from stages.synthesize.molecules_assembly import Synthetic, solubility_class, synthesize
+from stages.synthesize.molecules.assembly import Synthetic, solubility_class, synthesize
 
 PROGRAM_LINE = "     RDKit          2D"
 TAGS = ("ID", "NAME", "LOGS", "LOGS_classification", "SMILES", "NOTE")

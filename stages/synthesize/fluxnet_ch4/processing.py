@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from stages.synthesize.methane_model import Grid, daily_ar1, to_grid
+from stages.synthesize.fluxnet_ch4.model import Grid, daily_ar1, to_grid
 
 LONG_GAP_DAYS = 14
 MDS_WINDOW_DAYS = 7

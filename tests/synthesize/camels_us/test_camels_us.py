@@ -14,9 +14,9 @@ from scibench_testing.realdata import realdata, requires_realdata
 from scipy.stats import spearmanr
 
 from stages.sources import camels_us as reader
-from stages.synthesize import camels_us, camels_us_realism
-from stages.synthesize.camels_us import Params
-from stages.synthesize.camels_us_basins import FILE_COLUMNS, draw_basins
+from stages.synthesize import camels_us
+from stages.synthesize.camels_us import Params, realism
+from stages.synthesize.camels_us.basins import FILE_COLUMNS, draw_basins
 from stages.tables import collect
 
 TINY = Params(n_basins=8, first_year=2000, last_year=2002)
@@ -41,7 +41,7 @@ def tiny(tmp_path_factory) -> Path:
 def tiny_profile(tmp_path_factory) -> tuple[Path, dict]:
     root = tmp_path_factory.mktemp("tiny_profile")
     camels_us.write(root, TINY_PROFILE)
-    return root, camels_us_realism.measure(root, TINY_PROFILE)
+    return root, realism.measure(root, TINY_PROFILE)
 
 
 @pytest.fixture(scope="module")
@@ -221,13 +221,13 @@ def test_files_publish_erroneous_forcing_and_a_swe_product_not_the_truth(tiny_pr
     root, figures = tiny_profile
     basins = draw_basins(TINY_PROFILE.seed, TINY_PROFILE.n_basins)
     truth = camels_us.simulate(TINY_PROFILE, basins, np.arange(TINY_PROFILE.n_basins))
-    files = camels_us_realism.read_published(root, basins.gauge_id)
+    files = realism.read_published(root, basins.gauge_id)
     for name in ("prcp", "tmax", "tmin", "swe"):  # re-simulation reproduces the files
         np.testing.assert_allclose(files[name], truth[name], atol=0.006)
     assert np.abs(files["prcp"] - truth["true_prcp"]).mean() > 0.3
     temperature_error = np.abs((files["tmax"] + files["tmin"]) / 2 - truth["true_tmean"])
     assert 0.1 < temperature_error.mean() < 1.5
-    snowy = truth["true_swe"].max(axis=0) > camels_us_realism.SNOWY_MM
+    snowy = truth["true_swe"].max(axis=0) > realism.SNOWY_MM
     assert snowy.sum() >= 4
     published, true = files["swe"][:, snowy], truth["true_swe"][:, snowy]
     assert np.abs(published - true).max() > 10 and 0.1 < figures["swe_relative_error"] < 0.8

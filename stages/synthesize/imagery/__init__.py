@@ -12,7 +12,7 @@ snapped to whole pixels and has as many whole tiles as needed to cover the box::
 The fields cover the whole box (there is no coastline); cloudy NDVI pixels are nodata -9999. Float32, LZW with the
 floating-point predictor, 16-multiple square blocks, band description, unit and (NDVI) a DATE tag;
 no TIFF date-time tag and no side-cars, so the same params give byte-identical files. The fields
-(`imagery_fields`) are defined in projected metres and lon/lat, so tiles agree along their edges and
+(`fields`) are defined in projected metres and lon/lat, so tiles agree along their edges and
 every profile samples the same landscape at its own resolution; per-pixel noise is seeded per tile.
 """
 
@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from rasterio.crs import CRS
 from rasterio.warp import transform as transform_points
 
-from stages.synthesize import imagery_fields as model
+from stages.synthesize.imagery import fields as model
 
 NODATA = -9999.0
 DEFAULT_DATES = ("20200115", "20200415", "20200715", "20201015")  # mid-month, one per season

@@ -1,8 +1,7 @@
 """Physical fields behind the synthetic mosaic: relief over CONUS, seasonal NDVI, clouds, land.
 
-Relief = a regional elevation trend in lon/lat (a west-east profile: coastal plains, Great Plains
-rising westward, Basin and Range; plus the Rocky Mountains, Sierra Nevada/Cascades and
-Appalachians) plus a fractal surface whose power spectrum falls as k^-3 (Brownian terrain), built
+Relief = the regional elevation trend in lon/lat (`stages.synthesize.landscape`, which the hdf
+grid shares) plus a fractal surface whose power spectrum falls as k^-3 (Brownian terrain), built
 as a sum of plane waves in projected metres, so neighbouring tiles agree along their edges; its
 amplitude grows with the regional elevation. The waves are drawn once in physical units, and a grid
 of pixel size p only evaluates the waves longer than 2 p (shorter ones would alias), so every
@@ -19,14 +18,14 @@ from statistics import NormalDist
 
 import numpy as np
 
+from stages.synthesize.landscape import aridity, regional_elevation
+
 RELIEF_WAVES = 48
 COVER_WAVES = 24
 CLOUD_WAVES = 12
 RELIEF_WAVELENGTH_M = (2_000.0, 200_000.0)
 COVER_WAVELENGTH_M = (1_000.0, 60_000.0)
 CLOUD_WAVELENGTH_M = (200_000.0, 1_500_000.0)
-PROFILE_LON = (-125, -121, -119, -114, -105, -102, -97, -94, -88, -82, -78, -75, -66)
-PROFILE_M = (150, 200, 1100, 1400, 1700, 1200, 450, 300, 180, 250, 150, 40, 100)
 
 
 @dataclass(frozen=True)
@@ -97,34 +96,10 @@ class Clouds:
         return self.waves.evaluate(xs, ys) > self.threshold
 
 
-def _bump(value: np.ndarray, centre: float | np.ndarray, width: float) -> np.ndarray:
-    return np.exp(-(((value - centre) / width) ** 2))
-
-
-def _step(value: np.ndarray, edge: float | np.ndarray, width: float) -> np.ndarray:
-    return 1 / (1 + np.exp(-(value - edge) / width))
-
-
-def regional_elevation(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
-    """Smooth elevation trend [m] of the contiguous US: a west-east profile plus mountain ranges."""
-    profile = np.interp(lon, PROFILE_LON, PROFILE_M)
-    rockies = 1300 * _bump(lon, -106.5 - 0.12 * (lat - 38), 1.8) * _step(lat, 33.0, 1)
-    sierra_cascades = 1300 * _bump(lon, -119.2 - 0.28 * (lat - 37), 0.8) * _step(lat, 35.0, 0.8)
-    appalachians = 650 * _bump(lon, -81.0 + (lat - 37), 1.5) * _step(lat, 33.5, 0.8) \
-        * _step(-lat, -46.0, 0.8)
-    return profile + rockies + sierra_cascades + appalachians
-
-
 def relief(lon: np.ndarray, lat: np.ndarray, fractal: np.ndarray) -> np.ndarray:
     """Elevation [m]: regional trend plus a fractal surface whose amplitude grows with it."""
     trend = regional_elevation(lon, lat)
     return np.maximum(trend + (12 + 0.1 * trend) * fractal, 1.0)
-
-
-def aridity(lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
-    """0 (humid) to ~1 (arid): dry west of ~100 W except the wet Pacific Northwest coast."""
-    pacific_nw = _bump(lon, -123.0, 1.5) * _step(lat, 41.0, 1)
-    return _step(-lon, 100.0, 2.5) * (1 - 0.8 * pacific_nw)
 
 
 def ndvi(lon: np.ndarray, lat: np.ndarray, elevation: np.ndarray, fractal: np.ndarray,
