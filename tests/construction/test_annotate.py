@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from stages.bench.runs import number_task
+from benchmarks.runs import number_task
 from stages.catalog import TaskSpec
 from stages.construction import annotate
 from stages.construction.annotate import Label

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from scibench_testing.graded import graded_task, metric
 
-from stages.bench.runs import write_benchmark
+from benchmarks.runs import write_benchmark
 from stages.catalog import CheckpointSpec
 from stages.evaluation import harness, verify_run
 from stages.evaluation.harness import evaluate_query, setup_agent
