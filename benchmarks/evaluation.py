@@ -50,8 +50,8 @@ import yaml
 from benchmarks.runs import Run, number_task, prefect_env, run_evaluation, write_benchmark
 from stages.catalog import TaskSpec
 from stages.evaluation.agents.llm.scripted import Request, ScriptedLLM, Turn
-from stages.evaluation.agents.program import AgentProgram
 from stages.evaluation.journal import Journal
+from stages.evaluation.program import AgentProgram
 from stages.evaluation.runner import run_query
 from stages.grading.artifacts import parse_artifact, read_artifact
 from stages.layout import BENCHMARK, CATALOG, METRICS, RUNS, journal_path

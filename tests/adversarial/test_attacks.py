@@ -20,7 +20,7 @@ import pytest
 from benchmarks.reliability.catalog import ATTACKS
 from benchmarks.reliability.range import AttackRange
 from benchmarks.reliability.run import ATTACKS_DIR, BASE_LIMITS, PROMPT, expected, observe, run_attack
-from stages.evaluation.agents.program import AgentProgram
+from stages.evaluation.program import AgentProgram
 from stages.evaluation.runner import run_query
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
