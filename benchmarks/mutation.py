@@ -37,7 +37,8 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
     "stages/construction/scopes.py": ("tests/construction/test_scopes.py",),
     # The sandbox's unit tests without test_run_*.py, whose end-to-end runs (wall clock, CPU and
     # memory totals) take ~15 s for every mutant they cover: hours for one pass over the package.
-    "stages/sandbox": ("tests/sandbox/test_init_parts.py", "tests/sandbox/test_init_bwrap.py",
+    "stages/sandbox": ("tests/sandbox/test_init_parts.py", "tests/sandbox/test_result.py",
+                       "tests/sandbox/test_init_bwrap.py",
                        "tests/sandbox/test_init_stops.py", "tests/sandbox/test_cgroups_v1.py",
                        "tests/sandbox/test_cgroups_v2.py", "tests/sandbox/test_cgroups_group.py",
                        "tests/sandbox/test_cgroups_real.py",
