@@ -60,8 +60,7 @@ LABEL_CODE = ("flows/construct.py", "flows/prefect_api.py", "flows/runners.py", 
               "stages/scoring", "stages/evaluation/agents/scripts/reference_models.py",
               "stages/provenance.py", "stages/evaluation/runner.py", "stages/evaluation/program.py",
               "stages/evaluation/verify_run.py",
-              "stages/sandbox",
-              "stages/workspace.py")
+              "stages/sandbox")
 # Machine trouble, not the query's: a discard whose reason starts so is not stored. The last three
 # are staging's (`staging.stage_or_discard`): out of memory, disk full, a raw file changed under its
 # inventory (the repository's manifest, and so the key, cannot see that).

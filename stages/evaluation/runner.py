@@ -15,7 +15,7 @@ from stages.params import SandboxLimits
 from stages.sandbox import Collected, Limits, RunResult, harvest_work, run_sandboxed
 from stages.sandbox.pools import run_warm
 from stages.sandbox.warm import PoolSpec
-from stages.workspace import (
+from stages.sandbox.workspace import (
     ANSWER_FILE,
     MAX_ANSWER_BYTES,
     MAX_ARTIFACT_BYTES,

@@ -1,13 +1,14 @@
 """Run agent and annotator processes in a bubblewrap sandbox that denies by default (SPEC §4).
 
-Inside, the workspace is `/workspace` (the cwd): `prompt.md` and `data/` read-only, `work/` a
-size-capped tmpfs and the only writable place besides `/tmp` and `/dev/shm`. The filesystem is an
-allowlist (filesystem.py); the program is an unprivileged host user with no capabilities, in its
-own PID, network, IPC and UTS namespaces, under a seccomp filter (command.py, seccomp.py); a
-per-run cgroup holds memory, process and CPU totals where one can be made (cgroups.py), rlimits
-bind each process; the harness reads output as it comes in bounded tails, stops the run at the
-wall clock, the CPU total or the output cap (process.py), and copies the files it was asked for out
-of `work/` as untrusted input (untrusted.py) before the namespace, and its tmpfs, end.
+Inside, the workspace (made on the host by workspace.py) is `/workspace`, the cwd: `prompt.md` and
+`data/` read-only, `work/` a size-capped tmpfs and the only writable place besides `/tmp` and
+`/dev/shm`. The filesystem is an allowlist (filesystem.py); the program is an unprivileged host
+user with no capabilities, in its own PID, network, IPC and UTS namespaces, under a seccomp filter
+(command.py, seccomp.py); a per-run cgroup holds memory, process and CPU totals where one can be
+made (cgroups.py), rlimits bind each process; the harness reads output as it comes in bounded
+tails, stops the run at the wall clock, the CPU total or the output cap (process.py), and copies
+the files it was asked for out of `work/` as untrusted input (untrusted.py) before the namespace,
+and its tmpfs, end.
 
 Each limit the run ran into is named in `RunResult.limits_hit`:
 `wall`, `cpu`, `output` (stopped by the harness), `memory`, `pids` (enforced by the cgroup),

@@ -4,7 +4,7 @@ Everything a harness makes on the host for a run carries its owner tag `<pid>.<s
 process id and its start time in clock ticks since boot, /proc/<pid>/stat field 22, so a reused
 pid is told apart from the owner):
 
-    <tmp>/scibench-ws-<tag>-XXXXXXXX         a query's workspace (stages/workspace.py)
+    <tmp>/scibench-ws-<tag>-XXXXXXXX         a query's workspace (stages/sandbox/workspace.py)
     <tmp>/scibench-llm-<tag>-XXXXXXXX        a model proxy's socket folder
     <tmp>/scibench-generated-<tag>-XXXXXXXX  a generated benchmark's scratch folder
     <tmp>/scibench-pool-<tag>-XXXXXXXX       a warm pool's exchange folder (warm.py)
