@@ -109,8 +109,10 @@ crash-safety: install
 fuzz: install
 	SCIBENCH_FUZZ=full SCIBENCH_FUZZ_REPORT=processed/metrics/fuzz.json pytest -p no:cacheprovider tests/fuzz
 
+# ruff, then the import contracts of pyproject.toml ([tool.importlinter]; tests/test_import_contracts.py runs them too).
 lint: install
 	ruff check stages flows tests catalog benchmarks
+	lint-imports --no-cache
 
 # This checkout's Prefect server and UI; a server of another checkout (or anyone's) on UI_PORT is
 # named and left alone, and this one starts on the next free port.
