@@ -80,7 +80,7 @@ docs: install
 
 # The attack catalog and the sandbox's start overhead -> processed/metrics/reliability.json.
 reliability: install
-	python -m stages.reliability
+	python -m benchmarks.reliability
 
 # Full-scale CAMELS ingest vs the pandas per-file loop and a polars multi-file floor (one run), the
 # sandbox's start overhead, and the evaluation harness (overhead per query, scoring throughput, an
@@ -92,19 +92,19 @@ reliability: install
 # the checkout, timed stage by stage into processed/metrics/bench_construction.json (build_<profile>).
 BENCH_PROFILE ?= full
 bench: install
-	python -m stages.bench.ingest
-	python -m stages.reliability
-	python -m stages.bench.evaluation
-	python -m stages.bench.construction
-	python -m stages.bench.generation
-	python -m stages.bench.build --profile $(BENCH_PROFILE)
+	python -m benchmarks.ingest
+	python -m benchmarks.reliability
+	python -m benchmarks.evaluation
+	python -m benchmarks.construction
+	python -m benchmarks.generation
+	python -m benchmarks.build --profile $(BENCH_PROFILE)
 
-# Mutation testing: each module in stages/bench/mutation.py's MODULE_TESTS (the one list of modules and the
+# Mutation testing: each module in benchmarks/mutation.py's MODULE_TESTS (the one list of modules and the
 # tests that cover them) against only those tests; counts in processed/metrics/mutation.json.
 # A subset: make mutation MODULES="stages/scoring stages/construction/scopes.py"
 MODULES ?=
 mutation: install
-	python -m stages.bench.mutation --work $(CACHE)/mutation $(MODULES)
+	python -m benchmarks.mutation --work $(CACHE)/mutation $(MODULES)
 
 # kill -9 at 24 seeded random points of an oracle run, a killed Prefect server and a full disk, on
 # the tiny benchmark (~20 min); figures in processed/metrics/crash_safety.json.
@@ -116,8 +116,10 @@ crash-safety: install
 fuzz: install
 	SCIBENCH_FUZZ=full SCIBENCH_FUZZ_REPORT=processed/metrics/fuzz.json pytest -p no:cacheprovider tests/fuzz
 
+# ruff, then the import contracts of pyproject.toml ([tool.importlinter]; tests/test_import_contracts.py runs them too).
 lint: install
-	ruff check stages flows tests catalog
+	ruff check stages flows tests catalog benchmarks
+	lint-imports --no-cache
 
 # This checkout's Prefect server and UI; a server of another checkout (or anyone's) on UI_PORT is
 # named and left alone, and this one starts on the next free port.

@@ -18,7 +18,6 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from stages.catalog_scopes import CatalogError, Strict, load_scopes, read_yaml
-from stages.grading.profile_features import PROFILE_DEFINITIONS
 from stages.hashing import content_hash
 
 STBENCH_CATEGORIES = (
@@ -183,6 +182,20 @@ class ArtifactSpec(Strict):
     key: list[str] = Field(min_length=1)
     columns: dict[str, ArtifactDtype] = Field(min_length=1)
     descriptions: dict[str, str] = {}
+
+
+# The per-entity profile features a `profiles` truth may name, with the definitions its prompt
+# states; stages.grading.profiles computes them.
+PROFILE_DEFINITIONS = {
+    "mean": "the mean of the observed values",
+    "std": "the population standard deviation of the observed values",
+    "cv": "std / |mean| (0 when the mean is 0)",
+    "q10": "the 10 % quantile of the observed values (linear interpolation)",
+    "q90": "the 90 % quantile of the observed values (linear interpolation)",
+    "lag1": "the Pearson correlation of consecutive observed values (0 for a constant series)",
+    "seasonal_amplitude": "the largest minus the smallest of the calendar-month means",
+    "trend": "the least-squares slope of the values on time, per year",
+}
 
 
 class TruthSpec(Strict):

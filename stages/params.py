@@ -198,6 +198,30 @@ class PriceTable(Section):
     models: dict[str, ModelPrice] = {}
 
 
+class Generation(BaseModel):
+    """Generation settings of a model's calls, set by the harness (the caller cannot change them).
+
+    An llm agent's (`agents.<name>.options.generation`: its proxy forces them on every call) and the
+    loop generator's (`generate.auto.generator.generation`).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float | None = 0.0
+    top_p: float | None = None
+    max_tokens: int = Field(4096, ge=1)
+    seed: int | None = 0
+    # o-series models take `max_completion_tokens` instead of `max_tokens`
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    extra: dict[str, Any] = {}  # more request fields, e.g. {reasoning_effort: low} or vLLM's {top_k: 20}
+
+    def request_fields(self) -> dict[str, Any]:
+        """The fields set on every request; a None setting is left to the server."""
+        fields = {"temperature": self.temperature, "top_p": self.top_p, "seed": self.seed,
+                  self.max_tokens_field: self.max_tokens}
+        return {key: value for key, value in fields.items() if value is not None} | self.extra
+
+
 class Creator(Section):
     """A person credited in the release's Croissant file."""
 
@@ -252,9 +276,6 @@ class GeneratorParams(Section):
     @field_validator("generation")
     @classmethod
     def _generation_settings(cls, value: dict[str, Any]) -> dict[str, Any]:
-        # imported here: the llm options import this module (PriceTable)
-        from stages.evaluation.agents.llm.options import Generation
-
         Generation.model_validate(value)
         return value
 

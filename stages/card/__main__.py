@@ -21,7 +21,7 @@ from stages.card.datasheet import datasheet
 from stages.card.facts import read_facts
 from stages.layout import BENCHMARK, RELEASE, REPORTS, REPOSITORIES, task_dir
 from stages.params import load_params
-from stages.workspace import link_file, link_tree
+from stages.sandbox.workspace import link_file, link_tree
 
 
 def assemble(benchmark: Path, release: Path) -> int:

@@ -27,8 +27,8 @@ import pandas as pd
 
 from stages.catalog import TaskSpec
 from stages.construction.drawing import Discard, Query, answers_agree
-from stages.evaluation.agents.program import AgentProgram
-from stages.evaluation.runner import Attempt, run_query
+from stages.evaluation.program import AgentProgram, Attempt
+from stages.evaluation.runner import run_query
 from stages.evaluation.verify_run import write_verify_run
 from stages.grading.recompute import recompute
 from stages.grading.references import read_references

@@ -1,18 +1,23 @@
-"""Write the built benchmark's shared files: queries, splits, verification report, benchmark id."""
+"""Write the built benchmark's shared files (queries, splits, verification report, benchmark id); read some back."""
 
 from __future__ import annotations
 
 import dataclasses
 import shutil
 from collections import defaultdict
+from datetime import date
 from pathlib import Path
 
+import pandas as pd
+
+from stages.catalog import TaskSpec
 from stages.construction.drawing import Discard, Query, pool_query, queries_frame, write_private_queries
 from stages.construction.splits import stratified_split
 from stages.hashing import content_hash, file_sha256, write_json
 from stages.layout import task_dir
 from stages.params import SplitParams
 from stages.repository import write_parquet
+from stages.yamlfile import read_yaml
 
 UNLABELLED_STAGES = ("align", "screen")  # a drawn query discarded here cost no annotator run
 
@@ -145,3 +150,17 @@ def verification_markdown(report: dict) -> str:
         lines.append(f"| {task_id} | {entry['queries_drawn']} | {entry['queries_labelled']} | "
                      f"{entry['queries_verified']} | {len(entry['discarded'])} |")
     return "\n".join(lines)
+
+
+def sample_queries(benchmark: Path, per_task: int) -> list[Query]:
+    """The first `per_task` queries of every task of a built benchmark, by query id."""
+    frame = pd.read_parquet(benchmark / "queries.parquet").sort_values(["task_id", "query_id"])
+    rows = frame.groupby("task_id").head(per_task)
+    return [Query(r.query_id, r.task_id, r.task_hash, r.scope, r.scope_kind, "", int(r.n_entities),
+                  date.fromisoformat(str(r.start)[:10]), date.fromisoformat(str(r.end)[:10]), r.prompt)
+            for r in rows.itertuples()]
+
+
+def read_spec(benchmark: Path, task_id: str) -> TaskSpec:
+    """A built task's spec (its `private/task.yaml`)."""
+    return TaskSpec.model_validate(read_yaml(task_dir(benchmark, task_id) / "private" / "task.yaml"))

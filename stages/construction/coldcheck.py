@@ -17,8 +17,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from stages.bench.construction import sample, spec_of
 from stages.construction import annotate
+from stages.construction.benchmark import read_spec, sample_queries
 from stages.construction.scopes import parse_scope_block
 from stages.evaluation.runner import sandbox_limits
 from stages.hashing import write_json
@@ -37,13 +37,13 @@ def check(benchmark: Path, per_task: int, concurrency: int) -> dict:
     """Relabel the sample cold; the summary, with every query whose record differs."""
     params = load_params()
     limits, hidden = sandbox_limits(params.construct.limits), [Path.cwd().resolve()]
-    queries = sample(benchmark, per_task)
+    queries = sample_queries(benchmark, per_task)
 
     def cold(query) -> tuple[str, str | None, str]:
         folder = task_dir(benchmark, query.task_id)
         built = json.loads((folder / "private" / "queries.json").read_text())[query.query_id]
         expected = json.dumps({name: built[name] for name in FIELDS}, sort_keys=True, indent=2)
-        label, discard = annotate.label_query(spec_of(benchmark, query.task_id), query, folder, limits, hidden,
+        label, discard = annotate.label_query(read_spec(benchmark, query.task_id), query, folder, limits, hidden,
                                               parse_scope_block(query.prompt)["entity_key"], None)
         found = record_of(label) if label is not None else f"discarded: {discard.reason}"
         return query.query_id, None if found == expected else found, query.task_id

@@ -58,9 +58,9 @@ LABEL_CODE = ("flows/construct.py", "flows/prefect_api.py", "flows/runners.py", 
               "stages/construction", "stages/sources/hdf", "stages/domains/imagery_join.py", "stages/repository.py",
               "stages/catalog.py", "stages/catalog_scopes.py", "stages/grading",
               "stages/scoring", "stages/evaluation/agents/scripts/reference_models.py",
-              "stages/provenance.py", "stages/evaluation/runner.py", "stages/evaluation/verify_run.py",
-              "stages/sandbox",
-              "stages/workspace.py")
+              "stages/provenance.py", "stages/evaluation/runner.py", "stages/evaluation/program.py",
+              "stages/evaluation/verify_run.py",
+              "stages/sandbox")
 # Machine trouble, not the query's: a discard whose reason starts so is not stored. The last three
 # are staging's (`staging.stage_or_discard`): out of memory, disk full, a raw file changed under its
 # inventory (the repository's manifest, and so the key, cannot see that).

@@ -24,8 +24,8 @@ from stages.catalog import load_catalog
 from stages.construction import annotate, drawing, staging
 from stages.construction.scopes import parse_scope_block
 from stages.evaluation.agents import AGENTS
-from stages.evaluation.agents.program import QueryContext
 from stages.evaluation.harness import run_attempt
+from stages.evaluation.program import QueryContext
 from stages.evaluation.runner import sandbox_limits
 from stages.grading.recompute import recompute
 from stages.layout import CATALOG, REPOSITORIES, task_dir

@@ -16,9 +16,9 @@ from stages.catalog import TaskSpec
 from stages.evaluation import verify_run
 from stages.evaluation.agents import AGENTS, IDENTITIES, QueryContext
 from stages.evaluation.agents.builtin import RUN_OPTIONS
-from stages.evaluation.agents.program import AgentProgram, Binding, ServiceReport, directory_hash
 from stages.evaluation.journal import JournalRecord, record_key
-from stages.evaluation.runner import Attempt, run_query
+from stages.evaluation.program import AgentProgram, Attempt, Binding, ServiceReport, directory_hash
+from stages.evaluation.runner import run_query
 from stages.hashing import content_hash
 from stages.layout import task_dir
 from stages.params import AgentParams, PriceTable

@@ -8,15 +8,14 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from stages.evaluation.agents.program import AgentProgram, warm_script
+from stages.evaluation.program import AgentProgram, Attempt, warm_script
 from stages.params import SandboxLimits
 from stages.sandbox import Collected, Limits, RunResult, harvest_work, run_sandboxed
 from stages.sandbox.pools import run_warm
 from stages.sandbox.warm import PoolSpec
-from stages.workspace import (
+from stages.sandbox.workspace import (
     ANSWER_FILE,
     MAX_ANSWER_BYTES,
     MAX_ARTIFACT_BYTES,
@@ -26,22 +25,6 @@ from stages.workspace import (
 
 LOG_TAIL = 4000
 TIME_LIMITS = ("wall", "cpu")
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """What one sandboxed run left behind."""
-
-    answer_text: str | None
-    exit_code: int | None
-    timed_out: bool  # stopped at the wall-clock or the CPU-time limit
-    infra_error: str | None
-    wall_seconds: float
-    stdout: str
-    stderr: str
-    limits_hit: tuple[str, ...] = ()
-    answer_problem: str | None = None  # why an answer.json that exists was not taken
-    files: dict[str, Collected] = field(default_factory=dict)  # the other files asked for
 
 
 def sandbox_limits(limits: SandboxLimits) -> Limits:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from stages.evaluation.runner import Attempt
+from stages.evaluation.program import Attempt
 from stages.sandbox import Collected
 
 RUN_FILE = "run.json"

@@ -1,7 +1,7 @@
 """A per-entity feature space of one variable: where a partition is graded (silhouette).
 
 The `profiles` truth of a clustering task names some of these features; the prompt states their
-definitions (`PROFILE_DEFINITIONS`), computed per entity over the observed (non-null) values of the
+definitions (`stages.catalog.PROFILE_DEFINITIONS`), computed per entity over the observed (non-null) values of the
 variable in the scope, in time order:
 
 - `mean`: the mean;
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from stages.grading.profile_features import PROFILE_DEFINITIONS
+from stages.catalog import PROFILE_DEFINITIONS
 
 MIN_OBSERVED = 10
 SECONDS_PER_YEAR = 365.25 * 86400

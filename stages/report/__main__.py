@@ -14,10 +14,10 @@ import sys
 from stages.layout import GENERATED, METRICS, REPORTS
 from stages.params import load_params
 from stages.report.build import build_report
+from stages.report.contents import report_tables
 from stages.report.inputs import MissingInputError, load_inputs, load_metrics, load_validity
 from stages.report.prefect import publish_tables
 from stages.report.summary import agent_gates, summary_text
-from stages.report.tables import report_tables
 
 
 def main() -> None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from stages.report.contents import report_tables
 from stages.report.html import Section, render_page
 from stages.report.inputs import ReportInputs
 from stages.report.plots import plot_coverage, plot_cut, plot_frontier, plot_outcomes, plot_scores
-from stages.report.tables import cut_axes, cut_key, report_tables
+from stages.report.tables import cut_axes, cut_key
 
 
 def _versions(inputs: ReportInputs) -> dict[str, list[str]]:

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from stages.layout import METRICS, REPORTS
 from stages.params import ValidityParams
+from stages.report.contents import report_tables
 from stages.report.inputs import load_inputs
 from stages.report.summary import agent_gates, summary_text
-from stages.report.tables import Table, report_tables
+from stages.report.tables import Table
 
 KEY = re.compile(r"[a-z0-9-]+")
 PREFIX = "scibench"
@@ -39,7 +40,7 @@ def create_artifacts(tables: list[Table], summary: str, report: Path | None = No
     """Create one table artifact per table and a markdown artifact with the summary, here and now.
 
     Args:
-        tables: The report's tables (`stages.report.build.report_tables`).
+        tables: The report's tables (`stages.report.contents.report_tables`).
         summary: The terminal summary (`stages.report.summary.summary_text`).
         report: Where the HTML report is, named in the summary artifact.
 

@@ -268,19 +268,3 @@ def generalizability_table(comparison: Comparison) -> Table:
     return Table("generalizability", "Generalizability", "gen: mean task-score difference (points) "
                  "between the agent trained on the task and the one trained on its category.",
                  ("task-trained", "category-trained", "gen"), rows)
-
-
-def report_tables(inputs: ReportInputs) -> list[Table]:
-    """Every table of the report, in page order (the Prefect artifacts publish the same list)."""
-    from stages.report.catalog_tables import catalog_tables  # it builds on `Table` from here
-    from stages.report.generated_tables import generated_tables
-    axes, _ = cut_axes(inputs.metrics)
-    tables = [score_table(inputs.metrics), versus_table(inputs.comparison), outcome_table(inputs.metrics),
-              error_table(inputs.metrics), attribution_table(inputs.metrics),
-              *(cut_table(inputs.metrics, axis) for axis in axes), task_table(inputs),
-              validity_table(inputs.validity), *catalog_tables(inputs.validity),
-              honesty_table(inputs.metrics),
-              usage_table(inputs.metrics, inputs.comparison)]
-    if inputs.comparison.generalizability:
-        tables.append(generalizability_table(inputs.comparison))
-    return tables + generated_tables(inputs.generated)

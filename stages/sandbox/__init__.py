@@ -1,13 +1,14 @@
 """Run agent and annotator processes in a bubblewrap sandbox that denies by default (SPEC §4).
 
-Inside, the workspace is `/workspace` (the cwd): `prompt.md` and `data/` read-only, `work/` a
-size-capped tmpfs and the only writable place besides `/tmp` and `/dev/shm`. The filesystem is an
-allowlist (filesystem.py); the program is an unprivileged host user with no capabilities, in its
-own PID, network, IPC and UTS namespaces, under a seccomp filter (command.py, seccomp.py); a
-per-run cgroup holds memory, process and CPU totals where one can be made (cgroups.py), rlimits
-bind each process; the harness reads output as it comes in bounded tails, stops the run at the
-wall clock, the CPU total or the output cap (process.py), and copies the files it was asked for out
-of `work/` as untrusted input (untrusted.py) before the namespace, and its tmpfs, end.
+Inside, the workspace (made on the host by workspace.py) is `/workspace`, the cwd: `prompt.md` and
+`data/` read-only, `work/` a size-capped tmpfs and the only writable place besides `/tmp` and
+`/dev/shm`. The filesystem is an allowlist (filesystem.py); the program is an unprivileged host
+user with no capabilities, in its own PID, network, IPC and UTS namespaces, under a seccomp filter
+(command.py, seccomp.py); a per-run cgroup holds memory, process and CPU totals where one can be
+made (cgroups.py), rlimits bind each process; the harness reads output as it comes in bounded
+tails, stops the run at the wall clock, the CPU total or the output cap (process.py), and copies
+the files it was asked for out of `work/` as untrusted input (untrusted.py) before the namespace,
+and its tmpfs, end.
 
 Each limit the run ran into is named in `RunResult.limits_hit`:
 `wall`, `cpu`, `output` (stopped by the harness), `memory`, `pids` (enforced by the cgroup),
@@ -25,52 +26,19 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from stages.sandbox import cgroups, command, debris, filesystem, process, seccomp
+from stages.sandbox import cgroups, command, debris, filesystem, process, seccomp, unsandboxed
 from stages.sandbox.filesystem import AGENT_MOUNT, WORKSPACE, Sizes, python_runtime_paths
-from stages.sandbox.untrusted import Collected, collect
+from stages.sandbox.result import SIGNAL_LIMITS, Limits, RunResult, harvest_work, result_of
+from stages.sandbox.untrusted import Collected
 
 log = logging.getLogger(__name__)
 
 INSTALL_HINT = "apt-get install -y bubblewrap"
-SIGNAL_LIMITS = {128 + signal.SIGXCPU: "cpu", 128 + signal.SIGXFSZ: "file_size"}
 
-__all__ = ["AGENT_MOUNT", "WORKSPACE", "Collected", "Limits", "RunResult", "SandboxUnavailable",
-           "bwrap_available", "python_runtime_paths", "run_sandboxed"]
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one run may use. Totals bind all of the run's processes together."""
-
-    wall_seconds: float = 600.0
-    cpu_seconds: int = 600  # total CPU time (cgroup), and each process's RLIMIT_CPU
-    memory_bytes: int = 8 << 30  # total resident memory incl. tmpfs pages (cgroup)
-    address_space_bytes: int = 8 << 30  # each process's RLIMIT_AS
-    file_size_bytes: int = 1 << 30  # each file's size (RLIMIT_FSIZE)
-    processes: int = 512  # total (cgroup pids.max); RLIMIT_NPROC when no cgroup can be made
-    cpu_cores: float = 1.0  # CPU bandwidth (cgroup CFS quota)
-    work_bytes: int = 1 << 30  # the work/ tmpfs
-    tmp_bytes: int = 256 << 20  # the /tmp tmpfs
-    shm_bytes: int = 64 << 20  # the /dev/shm tmpfs
-    output_bytes: int = 64 << 20  # stdout + stderr, at which the run is stopped
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """What one run did; `exit_code` is 128 + N for a program killed by signal N."""
-
-    exit_code: int | None  # None when the harness stopped the run (limits_hit says why)
-    timed_out: bool
-    wall_seconds: float
-    stdout: str  # decoded, the last OUTPUT_TAIL_BYTES bytes
-    stderr: str
-    infra_error: str | None  # the sandbox could not start the program (not: the program failed)
-    limits_hit: tuple[str, ...] = ()
-    files: dict[str, Collected] = field(default_factory=dict)  # taken from work/
-    isolation: str = ""  # how the run was confined, e.g. "bwrap, uid 65534, cgroup v1"
+__all__ = ["AGENT_MOUNT", "SIGNAL_LIMITS", "WORKSPACE", "Collected", "Limits", "RunResult", "SandboxUnavailable",
+           "bwrap_available", "harvest_work", "python_runtime_paths", "run_sandboxed"]
 
 
 class SandboxUnavailable(RuntimeError):
@@ -128,9 +96,7 @@ def run_sandboxed(
                 "or allow an unsandboxed run explicitly (--unsafe-no-sandbox)"
             )
         log.warning("bwrap unavailable: running %s UNSANDBOXED in %s", argv, workspace)
-        from stages.sandbox.unsandboxed import run_unsandboxed
-
-        return run_unsandboxed(workspace, argv, limits, extra_env, collect_files, collect_bytes,
+        return unsandboxed.run_unsandboxed(workspace, argv, limits, extra_env, collect_files, collect_bytes,
                                extra_ro_binds or {})
     return _run_in_bwrap(workspace, argv, limits, agent_dir, list(hidden), extra_env,
                          collect_files, collect_bytes, extra_ro_binds or {})
@@ -198,7 +164,7 @@ def _run_in_bwrap(workspace, argv, limits, agent_dir, hidden, extra_env, names, 
             group.remove()
     isolation = f"bwrap, uid {identity.uid}, " + (f"cgroup v{group.version}" if group
                                                   else "no cgroup: per-process rlimits only")
-    return _result(state, proc.returncode, time.monotonic() - start, files,
+    return result_of(state, proc.returncode, time.monotonic() - start, files,
                    [*hit_by_cgroup, *full], isolation)
 
 
@@ -209,36 +175,6 @@ def stop_launcher(state: process.Watch, force) -> None:
         force(state)
     for pid in launchers:
         process.signal_quietly(pid, signal.SIGTERM)
-
-
-def _result(state, returncode, elapsed, files, hits, isolation) -> RunResult:
-    stderr = state.stderr.text()
-    infra_error = None if state.started else stderr.strip() or f"sandbox setup exited with {returncode}"
-    if debris.stopping():  # the harness got a stop signal and killed the run: not the program's result
-        infra_error = "the harness was stopped by a signal during the run"
-    if state.stop_reason is not None:
-        exit_code = None
-    elif state.done_status is not None:
-        exit_code = state.done_status
-    else:
-        exit_code = 128 - returncode if returncode < 0 else returncode
-    limits_hit = ([state.stop_reason] if state.stop_reason else []) + hits
-    if exit_code in SIGNAL_LIMITS:  # the kernel's signal for a per-process rlimit
-        limits_hit.append(SIGNAL_LIMITS[exit_code])
-    return RunResult(exit_code, state.stop_reason == "wall", elapsed, state.stdout.text(), stderr,
-                     infra_error, tuple(dict.fromkeys(limits_hit)), files, isolation)
-
-
-def harvest_work(work: str, names: Sequence[str], cap: int) -> dict[str, Collected]:
-    """Take the named files of `work/` as untrusted input, each up to `cap` bytes."""
-    try:
-        work_fd = os.open(work, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError as error:
-        return {name: Collected(None, f"work/ unreadable: {error.strerror}") for name in names}
-    try:
-        return {name: collect(work_fd, name, cap) for name in names}
-    finally:
-        os.close(work_fd)
 
 
 def _full_tmpfs(root: str) -> list[str]:

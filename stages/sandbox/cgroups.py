@@ -28,7 +28,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from stages.sandbox import debris
+from stages.sandbox.owner import owner_tag
 
 ROOT = Path("/sys/fs/cgroup")
 CFS_PERIOD_US = 100_000
@@ -128,7 +128,7 @@ def kill_all(path: Path) -> set[int]:
 
 def create(totals: Totals, root: Path = ROOT) -> Cgroup | None:
     """Make the run's cgroup with its totals, or return None when none can be made here."""
-    name = f"scibench-{debris.owner_tag()}-{uuid.uuid4().hex[:12]}"  # whose run it was (debris.py)
+    name = f"scibench-{owner_tag()}-{uuid.uuid4().hex[:12]}"  # whose run it was (debris.py sweeps by it)
     for make in (_create_v2, _create_v1):
         with contextlib.suppress(OSError):
             group = make(totals, root, name)

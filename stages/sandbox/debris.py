@@ -1,10 +1,10 @@
 """What a harness leaves on the host for its runs, whose it is, and how it is cleared away.
 
-Everything a harness makes on the host for a run carries its owner tag `<pid>.<start>` (the
+Everything a harness makes on the host for a run carries its owner tag `<pid>.<start>` (owner.py: the
 process id and its start time in clock ticks since boot, /proc/<pid>/stat field 22, so a reused
 pid is told apart from the owner):
 
-    <tmp>/scibench-ws-<tag>-XXXXXXXX         a query's workspace (stages/workspace.py)
+    <tmp>/scibench-ws-<tag>-XXXXXXXX         a query's workspace (stages/sandbox/workspace.py)
     <tmp>/scibench-llm-<tag>-XXXXXXXX        a model proxy's socket folder
     <tmp>/scibench-generated-<tag>-XXXXXXXX  a generated benchmark's scratch folder
     <tmp>/scibench-pool-<tag>-XXXXXXXX       a warm pool's exchange folder (warm.py)
@@ -47,6 +47,9 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from stages.sandbox.cgroups import kill_and_remove
+from stages.sandbox.owner import owner_tag, start_time
+
 TEMP_KINDS = ("ws", "llm", "generated", "pool")
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 _TEMP_NAME = re.compile(r"scibench-(?:ws|llm|generated|pool)-(\d+)\.(\d+)-[^/]+")
@@ -78,20 +81,6 @@ class Debris:
         return (f"{len(self.folders)} workspaces/folders, {len(self.cgroups)} cgroups, {self.killed} "
                 f"processes of {len(self.owners)} harness runs that are gone (pids "
                 f"{', '.join(map(str, sorted(self.owners)))})")
-
-
-def owner_tag(pid: int | None = None) -> str:
-    """`<pid>.<start>` of `pid` (default: this process)."""
-    pid = os.getpid() if pid is None else pid
-    return f"{pid}.{start_time(pid)}"
-
-
-def start_time(pid: int) -> int | None:
-    """The process's start time in clock ticks since boot, or None when there is no such process."""
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
 
 
 def temp_prefix(kind: str) -> str:
@@ -142,8 +131,6 @@ def find(owned_by_gone: bool = True, owner: str | None = None,
 
 def remove(debris: Debris) -> Debris:
     """Kill what is left in the cgroups, remove them and the folders; returns what was removed."""
-    from stages.sandbox.cgroups import kill_and_remove  # cgroups imports this module
-
     for path in debris.cgroups:
         debris.killed += kill_and_remove(path)
     for folder in debris.folders:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from stages.sandbox import RunResult, run_sandboxed
 from stages.sandbox.warm import PoolDied, PoolSpec, WarmPool
+from stages.sandbox.workspace import make_workspace, remove_workspace
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +85,6 @@ def run_warm(spec: PoolSpec, prompt: str, public_dir: Path, agent_dir: Path, scr
             return pool.run(prompt, public_dir, agent_dir, script, collect_files, collect_bytes, extra_env, args)
     except PoolDied as error:
         log.warning("warm pool failed (%s): running %s cold", error, script)
-    from stages.workspace import make_workspace, remove_workspace
-
     workspace = make_workspace(prompt, public_dir)
     try:
         return run_sandboxed(workspace, [sys.executable, f"/agent/{script}", *args], limits=spec.limits,

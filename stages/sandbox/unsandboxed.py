@@ -13,8 +13,10 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from stages.sandbox import Collected, Limits, RunResult, _result, command, debris, harvest_work, process
+from stages.sandbox import command, debris, process
 from stages.sandbox.filesystem import python_runtime_paths
+from stages.sandbox.result import Limits, RunResult, harvest_work, result_of
+from stages.sandbox.untrusted import Collected
 
 
 def run_unsandboxed(
@@ -56,7 +58,7 @@ def run_unsandboxed(
         debris.untrack(proc)
         os.close(report_r)
     files: dict[str, Collected] = harvest_work(str(workspace / "work"), names, cap)
-    return _result(state, proc.returncode, time.monotonic() - start, files, [],
+    return result_of(state, proc.returncode, time.monotonic() - start, files, [],
                    "none: --unsafe-no-sandbox")
 
 

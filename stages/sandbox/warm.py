@@ -53,6 +53,7 @@ from stages.sandbox import (
     process,
     seccomp,
 )
+from stages.sandbox.workspace import link_tree
 
 log = logging.getLogger(__name__)
 
@@ -174,8 +175,6 @@ class WarmPool:
             collect_files: Sequence[str], collect_bytes: int, extra_env: dict | None = None,
             args: Sequence[str] = ()) -> RunResult:
         """Run `/agent/<script> <args>` on this query's files; the result as `run_sandboxed` gives it."""
-        from stages.workspace import link_tree
-
         if debris.stopping():
             raise PoolDied("the harness was stopped by a signal")
         n, folder = next(self._runs), self.exchange

@@ -1,4 +1,4 @@
-"""Every attack in stages/reliability/catalog.py, run as a real program through `run_query`.
+"""Every attack in benchmarks/reliability/catalog.py, run as a real program through `run_query`.
 
 Each test asserts the attack's exact expected outcome (its own report of what it managed, and the
 harness's record of the run), that nothing reached the host (listeners, a bystander process of the
@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from stages.evaluation.agents.program import AgentProgram
+from benchmarks.reliability.catalog import ATTACKS
+from benchmarks.reliability.range import AttackRange
+from benchmarks.reliability.run import ATTACKS_DIR, BASE_LIMITS, PROMPT, expected, observe, run_attack
+from stages.evaluation.program import AgentProgram
 from stages.evaluation.runner import run_query
-from stages.reliability.catalog import ATTACKS
-from stages.reliability.range import AttackRange
-from stages.reliability.run import ATTACKS_DIR, BASE_LIMITS, PROMPT, expected, observe, run_attack
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 

@@ -27,7 +27,7 @@ from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope
 from stages.grading.artifacts import read_artifact
 from stages.grading.signatures import signature_space
-from stages.workspace import make_workspace
+from stages.sandbox.workspace import make_workspace
 
 
 def known_scope(gauges: list[str], start: date, end: date) -> ResolvedScope:

@@ -6,7 +6,7 @@ Two parts (the known-answer fixtures of every annotator script are in test_camel
 - End to end on a tiny synthetic repository (8 basins, 2000-2003, written by the project's synthesizer
   and read by its `camels_us` reader through ingest and align): per task one query is staged by the
   production code (`stages.construction.staging.stage_query`), a workspace is made from its public files
-  (`stages.workspace.make_workspace`), the task's `reproduce.py` runs there like an agent, twice, and
+  (`stages.sandbox.workspace.make_workspace`), the task's `reproduce.py` runs there like an agent, twice, and
   what it hands in is graded by the harness (`read_artifact`, `recompute`) against the query's
   hidden truth. The query's scope is a random sample of basins over 2000-2002, so the staged files
   can be checked for basins and days outside it.
@@ -46,8 +46,8 @@ from stages.grading.artifacts import read_artifact
 from stages.grading.signatures import SIGNATURE_DEFINITIONS, basin_signatures
 from stages.hashing import content_hash
 from stages.repository import read_manifest, read_table
+from stages.sandbox.workspace import make_workspace
 from stages.synthesize import camels_us as camels_synth
-from stages.workspace import make_workspace
 
 TASK_IDS = [
     "camels-aridity-runoff",

@@ -27,7 +27,7 @@ from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope
 from stages.construction.staging import stage_queries, stage_task
 from stages.domains.imagery_join import StaleImageryError
-from stages.evaluation.agents.program import AgentProgram
+from stages.evaluation.program import AgentProgram
 from stages.evaluation.runner import run_query
 from stages.repository import read_table
 from stages.sandbox import Limits

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import yaml
 
-from stages.bench.runs import number_task
+from benchmarks.runs import number_task
 from stages.catalog import TaskSpec
 from stages.construction import annotate
 from stages.construction.annotate import Label
 from stages.construction.drawing import Discard, Query
-from stages.evaluation.runner import Attempt
+from stages.evaluation.program import Attempt
 from stages.evaluation.verify_run import read_verify_run
 from stages.layout import verify_run_dir
 from stages.sandbox import Limits

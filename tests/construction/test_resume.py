@@ -13,7 +13,7 @@ import flows.construct as construct
 from stages.construction import annotate, resume
 from stages.construction.annotate import Label
 from stages.construction.drawing import Discard, Query
-from stages.evaluation.runner import Attempt
+from stages.evaluation.program import Attempt
 from stages.evaluation.verify_run import write_verify_run
 from stages.layout import BENCHMARK, task_dir, verify_run_dir
 from stages.sandbox import Collected, Limits

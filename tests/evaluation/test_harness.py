@@ -9,11 +9,11 @@ import pytest
 import yaml
 from scibench_testing.graded import graded_task, metric
 
-from stages.bench.runs import write_benchmark
+from benchmarks.runs import write_benchmark
 from stages.catalog import CheckpointSpec
 from stages.evaluation import harness, verify_run
 from stages.evaluation.harness import evaluate_query, setup_agent
-from stages.evaluation.runner import Attempt
+from stages.evaluation.program import Attempt
 from stages.layout import task_dir, verify_run_dir
 from stages.params import AgentParams
 from stages.sandbox import Collected, Limits
@@ -135,7 +135,7 @@ def test_warm_is_how_a_built_in_agent_runs_not_which_agent_it_is():
 def test_a_warm_program_must_be_a_script_under_agent():
     import sys
 
-    from stages.evaluation.agents.program import AgentProgram, warm_script
+    from stages.evaluation.program import AgentProgram, warm_script
 
     script = AgentProgram([sys.executable, "/agent/heuristic_agent.py", "/workspace"], agent_dir=Path("a"),
                           warm=("numpy",))

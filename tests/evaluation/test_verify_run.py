@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stages.evaluation.runner import Attempt
+from stages.evaluation.program import Attempt
 from stages.evaluation.verify_run import VerifyRunError, read_verify_run, write_verify_run
 from stages.sandbox import Collected
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from scibench_testing.scripted_llm import ScriptedLLM, Turn, usage
 
-from stages.evaluation.agents.llm.options import Generation
 from stages.generate.auto import loop, outputs
 from stages.generate.auto.generator import Concept, Menu, OfflineGenerator, Recipe
 from stages.generate.auto.model import ModelGenerator, prior_concepts
+from stages.params import Generation
 
 CONCEPT = Concept("biology", "table", ("descriptive",))
 MENU = Menu(("plant_drought_stress", "ecoli_batch_growth"),

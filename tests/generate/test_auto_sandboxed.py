@@ -14,8 +14,8 @@ from scibench_testing.llm_tasks import API_KEY, KEY_ENV, llm_options
 from scibench_testing.scripted_llm import ScriptedLLM, Turn
 
 from stages import sandbox
-from stages.evaluation.agents.program import ServiceReport
-from stages.evaluation.runner import Attempt, sandbox_limits
+from stages.evaluation.program import Attempt, ServiceReport
+from stages.evaluation.runner import sandbox_limits
 from stages.generate.auto import solvers, staged
 from stages.generate.auto.generator import Recipe
 from stages.generate.auto.loop import implement, judge

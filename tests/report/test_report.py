@@ -10,6 +10,7 @@ import pytest
 from scibench_testing.report import AGENTS, METRICS, ROLES, run_main, write_project
 
 from stages.report.build import page_notes
+from stages.report.contents import report_tables
 from stages.report.formatting import fmt_estimate, fmt_percent
 from stages.report.inputs import AgentMetrics, Interval, MissingInputError, load_inputs
 from stages.report.prefect import artifact_key, create_artifacts
@@ -19,7 +20,6 @@ from stages.report.tables import (
     cut_table,
     outcome_table,
     ranked_agents,
-    report_tables,
     score_table,
     task_table,
     usage_table,

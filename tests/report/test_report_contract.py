@@ -15,8 +15,9 @@ from scibench_testing.annotators import CATALOG
 from scibench_testing.report import VALIDITY, VERSION
 
 from stages.catalog import load_catalog
+from stages.report.contents import report_tables
 from stages.report.inputs import load_inputs
-from stages.report.tables import cut_axes, report_tables
+from stages.report.tables import cut_axes
 from stages.scoring.aggregate import summarize, task_scores
 from stages.scoring.compare import ScoredAgent, compare
 from stages.scoring.outcomes import Outcome

@@ -1,9 +1,9 @@
 """Specification of stages/sandbox/__init__.py, its pure parts, tested directly.
 
-`_result` (from what the harness saw to a RunResult: exit code, stop, infra error, limits named,
-output), `harvest_work`, `_full_tmpfs`, `_memfd` and `_close`; then which path `run_sandboxed` takes
-(bwrap, an allowed unsandboxed run, or a refusal), with the runs themselves stubbed. The runs in bwrap
-are in test_init_bwrap.py and test_init_stops.py; the slower contract tests are in test_run_*.py.
+`_full_tmpfs`, `_memfd` and `_close`; then which path `run_sandboxed` takes (bwrap, an allowed
+unsandboxed run, or a refusal), with the runs themselves stubbed. The runs in bwrap are in
+test_init_bwrap.py and test_init_stops.py; the slower contract tests are in test_run_*.py; how a
+run becomes a RunResult (result.py) is in test_result.py.
 """
 
 from __future__ import annotations
@@ -15,104 +15,19 @@ from types import SimpleNamespace
 
 import pytest
 from pytest import MonkeyPatch
-from sandbox.init_helpers import empty_workspace, open_fds
+from sandbox.init_helpers import empty_workspace
 
 from stages import sandbox
 from stages.sandbox import (
-    Collected,
     Limits,
-    RunResult,
     SandboxUnavailable,
     _close,
     _full_tmpfs,
     _memfd,
-    _result,
-    harvest_work,
     run_sandboxed,
 )
-from stages.sandbox.process import Tail, Watch
-from stages.sandbox.untrusted import MISSING
 
-# --- _result: from what the harness saw to a RunResult ---
-
-
-def seen(started: bool = True, done: int | None = None, stop: str | None = None, out: bytes = b"",
-         err: bytes = b"") -> Watch:
-    state = Watch(started=started, done_status=done, stop_reason=stop, stdout=Tail(), stderr=Tail())
-    state.stdout.add(out)
-    state.stderr.add(err)
-    return state
-
-
-def test_a_reported_status_is_the_exit_code() -> None:
-    result = _result(seen(done=3, out=b"out", err=b"err"), -9, 1.5, {"a": MISSING}, [], "how")
-    assert result == RunResult(3, False, 1.5, "out", "err", None, (), {"a": MISSING}, "how")
-
-
-def test_without_a_report_the_process_status_is_the_exit_code() -> None:
-    assert _result(seen(), 4, 0.1, {}, [], "").exit_code == 4
-    assert _result(seen(), 0, 0.1, {}, [], "").exit_code == 0
-    assert _result(seen(), -11, 0.1, {}, [], "").exit_code == 128 + 11
-
-
-def test_a_stopped_run_has_no_exit_code_and_names_the_stop() -> None:
-    assert _result(seen(done=143, stop="wall"), -9, 2.0, {}, [], "") == RunResult(
-        None, True, 2.0, "", "", None, ("wall",), {}, "")
-    assert _result(seen(stop="output"), -9, 2.0, {}, ["memory"], "") == RunResult(
-        None, False, 2.0, "", "", None, ("output", "memory"), {}, "")
-
-
-def test_a_run_that_never_started_is_an_infra_error_in_its_own_words() -> None:
-    assert _result(seen(started=False, err=b"  bwrap: no\n"), 1, 0.1, {}, [], "").infra_error == "bwrap: no"
-    assert _result(seen(started=False, err=b" \n"), 1, 0.1, {}, [], "").infra_error == (
-        "sandbox setup exited with 1")
-    assert _result(seen(started=False), -9, 0.1, {}, [], "").infra_error == "sandbox setup exited with -9"
-    assert _result(seen(started=True, err=b"bwrap: faked"), 1, 0.1, {}, [], "").infra_error is None
-
-
-@pytest.mark.parametrize(("status", "limit"), [(128 + 24, "cpu"), (128 + 25, "file_size")])
-def test_death_by_an_rlimit_signal_names_the_limit(status: int, limit: str) -> None:
-    assert _result(seen(done=status), 0, 0.1, {}, [], "").limits_hit == (limit,)
-    assert _result(seen(), 128 - status, 0.1, {}, [], "").limits_hit == (limit,)  # killed, no report
-    assert _result(seen(done=status), 0, 0.1, {}, ["cpu", "disk:tmp"], "").limits_hit == tuple(
-        dict.fromkeys(["cpu", "disk:tmp", limit]))
-
-
-def test_other_signals_name_no_limit() -> None:
-    assert _result(seen(done=128 + 9), 0, 0.1, {}, [], "").limits_hit == ()
-    assert _result(seen(done=24), 0, 0.1, {}, [], "").limits_hit == ()
-
-
-def test_limits_are_named_once_in_order() -> None:
-    result = _result(seen(stop="cpu"), -9, 1.0, {}, ["memory", "cpu", "pids", "memory"], "")
-    assert result.limits_hit == ("cpu", "memory", "pids")
-
-
-def test_the_output_is_the_decoded_tail() -> None:
-    result = _result(seen(done=0, out=b"a" * 30_000 + b"\xff", err="é".encode()), 0, 0.1, {}, [], "")
-    assert (result.stdout, result.stderr) == ("a" * 19_999 + "\ufffd", "é")
-
-
-# --- harvest_work, _full_tmpfs, _memfd, _close ---
-
-
-def test_harvest_collects_each_name_from_work(tmp_path: Path) -> None:
-    (tmp_path / "answer.json").write_bytes(b"{}")
-    (tmp_path / "big").write_bytes(b"12345")
-    before = open_fds()
-    assert harvest_work(str(tmp_path), ["answer.json", "big", "absent"], 4) == {
-        "answer.json": Collected(b"{}", None), "big": Collected(None, "big is larger than 4 bytes"),
-        "absent": MISSING}
-    assert open_fds() == before
-
-
-def test_harvest_of_an_unreadable_work_names_the_problem_for_each_file(tmp_path: Path) -> None:
-    (tmp_path / "file").write_text("")
-    assert harvest_work(str(tmp_path / "gone"), ["a", "b"], 10) == {
-        "a": Collected(None, "work/ unreadable: No such file or directory"),
-        "b": Collected(None, "work/ unreadable: No such file or directory")}
-    assert harvest_work(str(tmp_path / "file"), ["a"], 10) == {
-        "a": Collected(None, "work/ unreadable: Not a directory")}
+# --- _full_tmpfs, _memfd, _close ---
 
 
 def test_full_tmpfs_are_those_with_less_than_64_kib_free(monkeypatch: MonkeyPatch) -> None:

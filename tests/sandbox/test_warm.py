@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from stages.sandbox import Limits, pools, run_sandboxed, warm
-from stages.workspace import make_workspace, remove_workspace
+from stages.sandbox.workspace import make_workspace, remove_workspace
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
 

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 from stages.sandbox import Limits, debris, run_sandboxed
-from stages.workspace import make_workspace, remove_workspace
+from stages.sandbox.workspace import make_workspace, remove_workspace
 
 
 def run_one(public: Path, seconds: float) -> None:

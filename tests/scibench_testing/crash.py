@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from scibench_testing.processes import descendants, survivors
 from scibench_testing.project import ROOT
 
-from stages.bench.runs import number_task, write_benchmark
+from benchmarks.runs import number_task, write_benchmark
 from stages.evaluation.harness import load_split, pending_queries, setup_agent
 from stages.evaluation.journal import JournalRecord, record_key
 from stages.layout import BENCHMARK
@@ -177,7 +177,7 @@ def rerun(project: Path, env: dict[str, str], agent: str, split: str, log_dir: P
 def mini_benchmark(project: Path, tasks: int, queries_per_task: int, sleep_s: float) -> Path:
     """A hand-made benchmark of `tasks` x `queries_per_task` test queries for the `steady` agent.
 
-    Just what `flows.evaluate` reads (see `stages.bench.runs.write_benchmark`), so a crash test
+    Just what `flows.evaluate` reads (see `benchmarks.runs.write_benchmark`), so a crash test
     needs no construction run.
     """
     queries = []

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 from scibench_testing.project import ROOT
 
-from stages.bench.runs import number_task, write_benchmark
+from benchmarks.runs import number_task, write_benchmark
 from stages.catalog import TaskSpec
 from stages.evaluation.harness import evaluate_query, setup_agent
 from stages.evaluation.journal import JournalRecord

@@ -1,6 +1,6 @@
 """A local Prefect server for tests, started so that no other process can take its port.
 
-It lives in stages/bench/runs.py (the evaluation bench starts one too), the port helpers in
+It lives in benchmarks/runs.py (the evaluation bench starts one too), the port helpers in
 stages/ports.py; a server that does not come up raises RuntimeError with its log, which fails the
 test. `start_failing_api` serves Prefect's API answering 500 to chosen requests
 (tests/data/prefect/failing_api.py).
@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from stages.bench.runs import PrefectServer, start_prefect_server
+from benchmarks.runs import PrefectServer, start_prefect_server
 from stages.ports import free_port, healthy, listening_pids
 
 __all__ = ["PrefectServer", "free_port", "healthy", "listening_pids", "start_failing_api", "start_prefect_server"]

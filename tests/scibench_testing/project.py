@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from stages.bench.runs import offline_env
+from benchmarks.runs import offline_env
 
 ROOT = Path(__file__).resolve().parents[2]
 __all__ = ["ROOT", "copy_project", "edit_params", "offline_env", "run", "tiny_project", "tracked_files"]

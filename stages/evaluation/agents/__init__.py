@@ -8,7 +8,7 @@ journal records); every other kind is keyed by all of its options.
 from __future__ import annotations
 
 from stages.evaluation.agents import builtin, command, llm
-from stages.evaluation.agents.program import AgentProgram, QueryContext
+from stages.evaluation.program import AgentProgram, QueryContext
 
 AGENTS = {
     "oracle": builtin.oracle,

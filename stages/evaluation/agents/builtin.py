@@ -24,7 +24,7 @@ import json
 import sys
 from pathlib import Path
 
-from stages.evaluation.agents.program import AgentProgram, QueryContext, directory_hash
+from stages.evaluation.program import AgentProgram, QueryContext, directory_hash
 from stages.layout import verify_run_dir
 from stages.yamlfile import read_yaml
 

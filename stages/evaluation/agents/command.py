@@ -25,7 +25,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from stages.evaluation.agents.llm.options import ModelAccess
-from stages.evaluation.agents.program import AgentProgram, QueryContext
+from stages.evaluation.program import AgentProgram, QueryContext
 
 
 class Options(BaseModel):

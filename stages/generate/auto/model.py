@@ -23,14 +23,13 @@ from typing import Any
 import numpy as np
 import openai
 
-from stages.evaluation.agents.llm.options import Generation
 from stages.evaluation.agents.llm.usage import read_usage
 from stages.generate.auto.generator import Concept, Menu, OfflineGenerator, Recipe
 from stages.generate.auto.hiding import STRATEGIES
 from stages.generate.auto.loop import MAX_PRIOR_CONCEPTS, checked, read_cards
 from stages.generate.sda import load_scenarios
 from stages.generate.sda.templates import TEMPLATES
-from stages.params import GeneratorParams
+from stages.params import Generation, GeneratorParams
 
 CARD_KEYS = ("concept", "summary", "useful_patterns", "anti_patterns", "selection_guidance", "generation_guidance")
 VERDICT_KEYS = ("verifiable", "solved", "trials", "difficulty", "reason")

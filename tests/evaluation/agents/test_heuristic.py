@@ -20,7 +20,7 @@ from stages.catalog import load_catalog
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope
 from stages.evaluation.agents.builtin import SCRIPTS, heuristic_identity
-from stages.evaluation.agents.program import directory_hash
+from stages.evaluation.program import directory_hash
 
 sys.path.insert(0, str(SCRIPTS))  # the agent runs with the scripts folder on PYTHONPATH
 

@@ -27,7 +27,7 @@ from stages.construction.prompts import render_prompt
 from stages.construction.scopes import resolve_scope
 from stages.construction.staging import stage_query, stage_task
 from stages.evaluation.agents import AGENTS, QueryContext
-from stages.evaluation.agents.program import AgentProgram
+from stages.evaluation.program import AgentProgram
 from stages.evaluation.runner import run_query
 from stages.grading.recompute import recompute
 from stages.hashing import content_hash

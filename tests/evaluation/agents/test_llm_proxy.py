@@ -19,8 +19,8 @@ from stages.evaluation.agents.llm import program
 from stages.evaluation.agents.llm.proxy import MAX_REFUSALS_RECORDED, Proxy, Settings
 from stages.evaluation.agents.llm.upstream import Endpoint, send
 from stages.evaluation.agents.llm.usage import call_cost, read_usage
-from stages.evaluation.agents.program import QueryContext
 from stages.evaluation.journal import Tokens
+from stages.evaluation.program import QueryContext
 from stages.params import ModelPrice
 from stages.scoring.outcomes import Outcome
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from stages.evaluation.agents.llm.options import ModelAccess, Options
 from stages.evaluation.agents.llm.options import identity as option_identity
-from stages.evaluation.agents.program import AgentProgram, QueryContext, directory_hash
+from stages.evaluation.program import AgentProgram, QueryContext, directory_hash
 from stages.yamlfile import read_yaml
 
 SCRIPTS = Path(__file__).parents[1] / "scripts" / "llm"

@@ -8,35 +8,15 @@ endpoint or a new price table never re-runs a finished query.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stages.params import PriceTable
+from stages.params import Generation, PriceTable
 
 Strategy = Literal["one_turn", "react", "selfdebug", "reflexion", "workflow"]
 TRANSPORT = ("base_url", "api_key_env", "per_call_timeout_s", "max_retries", "retry_backoff_s",
              "retry_backoff_max_s", "prices")
-
-
-class Generation(BaseModel):
-    """Generation settings the proxy forces on every call (the agent cannot change them)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    temperature: float | None = 0.0
-    top_p: float | None = None
-    max_tokens: int = Field(4096, ge=1)
-    seed: int | None = 0
-    # o-series models take `max_completion_tokens` instead of `max_tokens`
-    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
-    extra: dict[str, Any] = {}  # more request fields, e.g. {reasoning_effort: low} or vLLM's {top_k: 20}
-
-    def request_fields(self) -> dict[str, Any]:
-        """The fields set on every request; a None setting is left to the server."""
-        fields = {"temperature": self.temperature, "top_p": self.top_p, "seed": self.seed,
-                  self.max_tokens_field: self.max_tokens}
-        return {key: value for key, value in fields.items() if value is not None} | self.extra
 
 
 class ModelAccess(BaseModel):

@@ -17,17 +17,13 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from stages.evaluation.agents.llm import server, usage
 from stages.evaluation.agents.llm.proxy import Proxy, Settings
-from stages.evaluation.agents.program import Binding, ServiceReport
 from stages.evaluation.journal import ModelCall, UsageTotals
+from stages.evaluation.program import Attempt, Binding, ServiceReport
 from stages.sandbox import debris
 from stages.sandbox.command import sandbox_identity
-
-if TYPE_CHECKING:
-    from stages.evaluation.runner import Attempt
 
 MOUNT = "/llm"
 SOCKET = "llm.sock"

@@ -1,7 +1,7 @@
 import tomllib
 from pathlib import Path
 
-from stages.bench.mutation import MODULE_TESTS, count, mutmut_table, parse_results, prepare, total
+from benchmarks.mutation import MODULE_TESTS, count, mutmut_table, parse_results, prepare, total
 
 RESULTS = """\
     stages.construction.scopes.x__filter__mutmut_1: killed
@@ -56,6 +56,8 @@ def test_scratch_copy_keeps_the_project_config_and_adds_the_mutmut_table(tmp_pat
     (root / "stages" / "__pycache__").mkdir(parents=True)
     (root / "stages" / "scopes.py").write_text("X = 1\n")
     (root / "stages" / "__pycache__" / "scopes.pyc").write_bytes(b"")
+    (root / "benchmarks").mkdir()
+    (root / "benchmarks" / "runs.py").write_text("Y = 2\n")
     (root / "tests").mkdir()
     (root / "tests" / "test_scopes.py").write_text("")
     (root / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "-q"\n')
@@ -63,9 +65,11 @@ def test_scratch_copy_keeps_the_project_config_and_adds_the_mutmut_table(tmp_pat
     assert scratch == tmp_path / "work" / "stages.construction.scopes"
     assert (scratch / "stages" / "scopes.py").read_text() == "X = 1\n"
     assert not (scratch / "stages" / "__pycache__").exists()
+    assert (scratch / "benchmarks" / "runs.py").read_text() == "Y = 2\n"  # the tests' helpers import it
     config = tomllib.loads((scratch / "pyproject.toml").read_text())
     assert config["tool"]["pytest"]["ini_options"]["addopts"] == "-q"
     assert config["tool"]["mutmut"]["only_mutate"] == ["stages/construction/scopes.py"]
+    assert config["tool"]["mutmut"]["also_copy"] == ["benchmarks"]
 
 
 def test_every_module_named_exists():

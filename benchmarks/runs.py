@@ -35,7 +35,7 @@ import pandas as pd
 from stages.layout import task_dir
 from stages.ports import free_port, healthy, listening_pids
 
-CHECKOUT = Path(__file__).resolve().parents[2]  # holds `stages` and `flows`
+CHECKOUT = Path(__file__).resolve().parents[1]  # holds `stages`, `flows` and `benchmarks`
 STARTUP_SECONDS = 120
 ATTEMPTS = 3
 NUMBER_TASK = """id: {task_id}

@@ -7,7 +7,7 @@ task (the first `per_task` of each, by query id) is annotated twice, one run at 
 - `bare`: the same `reproduce.py` files run back to back in this one warm interpreter (the same
   modules preloaded) in plain copies of the workspaces, no sandbox, no fork, no harness.
 The throughput ratio harness / bare (annotator runs per minute) is what the harness keeps of the
-floor (target >= 0.9). The build's own time, stage by stage, is `stages.bench.build`'s.
+floor (target >= 0.9). The build's own time, stage by stage, is `benchmarks.build`'s.
 
 `dask_scaleout`: the construction of params.yaml's profile (`--task` to build only some tasks) from
 the aligned repositories (`processed/repositories`), through prefect-dask's DaskTaskRunner on a
@@ -29,15 +29,14 @@ import shutil
 import sys
 import tempfile
 import time
-from datetime import date
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
-from stages.bench.runs import prefect_env, run_construction
-from stages.catalog import TaskSpec
+from benchmarks.runs import prefect_env, run_construction
 from stages.construction.annotate import run_annotator
+from stages.construction.benchmark import read_spec, sample_queries
 from stages.construction.drawing import Query
 from stages.evaluation.runner import sandbox_limits
 from stages.hashing import write_json
@@ -47,20 +46,6 @@ from stages.sandbox.pools import imports_of
 from stages.yamlfile import read_yaml
 
 MEASUREMENTS = ("annotation", "dask_scaleout")
-
-
-def sample(benchmark: Path, per_task: int) -> list[Query]:
-    """The first `per_task` queries of every task, by query id."""
-    frame = pd.read_parquet(benchmark / "queries.parquet").sort_values(["task_id", "query_id"])
-    rows = frame.groupby("task_id").head(per_task)
-    return [Query(r.query_id, r.task_id, r.task_hash, r.scope, r.scope_kind, "", int(r.n_entities),
-                  date.fromisoformat(str(r.start)[:10]), date.fromisoformat(str(r.end)[:10]), r.prompt)
-            for r in rows.itertuples()]
-
-
-def spec_of(benchmark: Path, task_id: str) -> TaskSpec:
-    """A built task's spec."""
-    return TaskSpec.model_validate(read_yaml(task_dir(benchmark, task_id) / "private" / "task.yaml"))
 
 
 def bare_runs(benchmark: Path, queries: list[Query], preload: tuple[str, ...]) -> list[float]:
@@ -100,8 +85,8 @@ def measure(benchmark: Path, per_task: int) -> dict:
     """Annotator throughput through the harness (warm, one run at a time) and bare; seconds per task."""
     params = load_params()
     limits, hidden = sandbox_limits(params.construct.limits), [Path.cwd().resolve()]
-    queries = sample(benchmark, per_task)
-    specs = {q.task_id: spec_of(benchmark, q.task_id) for q in queries}
+    queries = sample_queries(benchmark, per_task)
+    specs = {q.task_id: read_spec(benchmark, q.task_id) for q in queries}
     warm = imports_of([CATALOG]) if params.construct.warm else None
 
     def harness_run(query: Query) -> float:

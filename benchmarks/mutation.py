@@ -4,8 +4,8 @@ Each module in `MODULE_TESTS` is mutated by mutmut and every mutant is run again
 that cover that module, so a run fits two cores. mutmut 3 mutates a copy (`mutants/`) rather than
 the files in place, which matters in a checkout that others edit while it runs; the copy for each
 module is made in its own scratch directory (`.cache/mutation/<module>/`) holding `stages/`,
-`tests/` and the project's pyproject.toml with a `[tool.mutmut]` table that names the module and
-its tests. The statuses mutmut reports for each mutant are counted into
+`benchmarks/` (the tests' helpers import it), `tests/` and the project's pyproject.toml with a
+`[tool.mutmut]` table that names the module and its tests. The statuses mutmut reports for each mutant are counted into
 processed/metrics/mutation.json, per module and in total; a run of some modules replaces their
 figures and keeps the other modules' from the last run.
 
@@ -37,7 +37,8 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
     "stages/construction/scopes.py": ("tests/construction/test_scopes.py",),
     # The sandbox's unit tests without test_run_*.py, whose end-to-end runs (wall clock, CPU and
     # memory totals) take ~15 s for every mutant they cover: hours for one pass over the package.
-    "stages/sandbox": ("tests/sandbox/test_init_parts.py", "tests/sandbox/test_init_bwrap.py",
+    "stages/sandbox": ("tests/sandbox/test_init_parts.py", "tests/sandbox/test_result.py",
+                       "tests/sandbox/test_init_bwrap.py",
                        "tests/sandbox/test_init_stops.py", "tests/sandbox/test_cgroups_v1.py",
                        "tests/sandbox/test_cgroups_v2.py", "tests/sandbox/test_cgroups_group.py",
                        "tests/sandbox/test_cgroups_real.py",
@@ -52,6 +53,9 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
     "stages/validity.py": ("tests/test_validity.py",),
 }
 
+# Not mutated, but imported by the tests (tests/scibench_testing uses benchmarks/runs.py): mutmut copies
+# these into its `mutants/` beside the mutated `stages/`.
+ALSO_COPIED = ("benchmarks",)
 CONTAINED_MEMORY = 12 << 30  # a whole mutmut run, all its processes
 CONTAINED_PROCESSES = 4096
 
@@ -72,9 +76,11 @@ def mutmut_table(module: str, tests: Iterable[str]) -> str:
     """The `[tool.mutmut]` table that mutates `module` and runs only `tests`."""
     pattern = module if module.endswith(".py") else f"{module}/*"
     test_list = ", ".join(f'"{path}"' for path in tests)
+    also = ", ".join(f'"{path}"' for path in ALSO_COPIED)
     return (
         "\n[tool.mutmut]\n"
         'source_paths = ["stages"]\n'
+        f"also_copy = [{also}]\n"
         f'only_mutate = ["{pattern}"]\n'
         f"pytest_add_cli_args_test_selection = [{test_list}]\n"
         # The scratch copy lives inside the checkout; every run starts from a fresh copy instead.
@@ -83,12 +89,12 @@ def mutmut_table(module: str, tests: Iterable[str]) -> str:
 
 
 def prepare(module: str, tests: Iterable[str], root: Path, work: Path) -> Path:
-    """A fresh scratch copy of `stages/` and `tests/` under `work`, configured for `module`."""
+    """A fresh scratch copy of `stages/`, `benchmarks/` and `tests/` under `work`, configured for `module`."""
     scratch = work / module.removesuffix(".py").replace("/", ".")
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
     ignore = shutil.ignore_patterns("__pycache__")
-    for folder in ("stages", "tests"):
+    for folder in ("stages", *ALSO_COPIED, "tests"):
         shutil.copytree(root / folder, scratch / folder, ignore=ignore)
     pyproject = (root / "pyproject.toml").read_text()
     (scratch / "pyproject.toml").write_text(pyproject + mutmut_table(module, tests))
@@ -194,7 +200,7 @@ def previous_modules(path: Path) -> dict:
 
 
 def main() -> None:
-    """`python -m stages.bench.mutation [MODULE ...]` (every module in `MODULE_TESTS` by default)."""
+    """`python -m benchmarks.mutation [MODULE ...]` (every module in `MODULE_TESTS` by default)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("modules", nargs="*", metavar="MODULE",
                         help=f"modules to mutate (default: all of {', '.join(MODULE_TESTS)})")

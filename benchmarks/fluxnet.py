@@ -8,7 +8,7 @@
   timestamp parsing, joins or checks.
 
 Each runner takes the raw folder and an output folder and returns the number of half-hourly rows
-it wrote; `stages.bench.ingest` runs each in a fresh process and measures it.
+it wrote; `benchmarks.ingest` runs each in a fresh process and measures it.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from stages.bench.fluxnet import RUNNERS, prepare, text_megabytes
+from benchmarks.fluxnet import RUNNERS, prepare, text_megabytes
 
 ROWS = 365 * 48 + 212 * 48 + 365 * 24  # US-FCN, NL-Vlu (212 days) half-hourly; BR-Vus hourly (seed 42)
 

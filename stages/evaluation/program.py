@@ -1,4 +1,9 @@
-"""What an agent kind produces: a program to run in the query's sandbox, and any service around it."""
+"""What runs on a query: the program an agent kind produces, any service around it, what one run left.
+
+`stages.evaluation.runner` runs an `AgentProgram` and returns an `Attempt`; the agent kinds
+(`stages.evaluation.agents`) build programs and services. Both import this module, which imports
+neither.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +11,27 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from stages.hashing import content_hash, file_sha256
 from stages.params import PriceTable
+from stages.sandbox import Collected
 
-if TYPE_CHECKING:
-    from stages.evaluation.runner import Attempt
+
+@dataclass(frozen=True)
+class Attempt:
+    """What one sandboxed run left behind."""
+
+    answer_text: str | None
+    exit_code: int | None
+    timed_out: bool  # stopped at the wall-clock or the CPU-time limit
+    infra_error: str | None
+    wall_seconds: float
+    stdout: str
+    stderr: str
+    limits_hit: tuple[str, ...] = ()
+    answer_problem: str | None = None  # why an answer.json that exists was not taken
+    files: dict[str, Collected] = field(default_factory=dict)  # the other files asked for
 
 
 @dataclass(frozen=True)

@@ -47,11 +47,11 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from stages.bench.runs import Run, number_task, prefect_env, run_evaluation, write_benchmark
+from benchmarks.runs import Run, number_task, prefect_env, run_evaluation, write_benchmark
 from stages.catalog import TaskSpec
 from stages.evaluation.agents.llm.scripted import Request, ScriptedLLM, Turn
-from stages.evaluation.agents.program import AgentProgram
 from stages.evaluation.journal import Journal
+from stages.evaluation.program import AgentProgram
 from stages.evaluation.runner import run_query
 from stages.grading.artifacts import parse_artifact, read_artifact
 from stages.layout import BENCHMARK, CATALOG, METRICS, RUNS, journal_path
@@ -304,7 +304,7 @@ def describe(results: dict) -> list[str]:
 
 
 def main() -> None:
-    """`python -m stages.bench.evaluation`: measure and write the figures (`--only` keeps the others)."""
+    """`python -m benchmarks.evaluation`: measure and write the figures (`--only` keeps the others)."""
     from stages.hashing import write_json
 
     parser = argparse.ArgumentParser(description=__doc__)

@@ -1,4 +1,4 @@
-"""`python -m stages.reliability`: run every attack and write processed/metrics/reliability.json.
+"""`python -m benchmarks.reliability`: run every attack and write processed/metrics/reliability.json.
 
 The report counts attacks tried, escapes, leaks and harness failures (all 0 is the goal), lists the
 attacks that did not hold, measures the sandbox's start overhead (median wall time of `/bin/true`
@@ -18,11 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.reliability.catalog import ATTACKS
+from benchmarks.reliability.range import AttackRange
+from benchmarks.reliability.run import BASE_LIMITS, run_attack
 from stages.hashing import write_json
 from stages.layout import METRICS
-from stages.reliability.catalog import ATTACKS
-from stages.reliability.range import AttackRange
-from stages.reliability.run import BASE_LIMITS, run_attack
 from stages.sandbox import run_sandboxed
 from stages.sandbox.command import sandbox_identity
 

@@ -10,12 +10,12 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from benchmarks.reliability.catalog import Attack
+from benchmarks.reliability.range import AttackRange
 from stages.catalog import AnswerSpec
-from stages.evaluation.agents.program import AgentProgram
 from stages.evaluation.journal import Journal, JournalRecord
-from stages.evaluation.runner import Attempt, run_query
-from stages.reliability.catalog import Attack
-from stages.reliability.range import AttackRange
+from stages.evaluation.program import AgentProgram, Attempt
+from stages.evaluation.runner import run_query
 from stages.sandbox import Limits
 from stages.scoring.outcomes import Execution, classify
 

@@ -49,7 +49,7 @@ def measure(profile: str, workers: int) -> dict:
     """Run the build in a fresh process; wall seconds, peak RSS and the build's summary."""
     with tempfile.TemporaryDirectory(prefix="scibench-bench-generate-") as work:
         start = time.monotonic()
-        child = subprocess.Popen([sys.executable, "-m", "stages.bench.generation", "--child", work, profile,
+        child = subprocess.Popen([sys.executable, "-m", "benchmarks.generation", "--child", work, profile,
                                   str(workers)], stdout=subprocess.PIPE, text=True)
         output = child.stdout.read()
         _, status, usage = os.wait4(child.pid, 0)
@@ -64,7 +64,7 @@ def measure(profile: str, workers: int) -> dict:
 
 
 def main() -> None:
-    """`python -m stages.bench.generation` (the full profile by default)."""
+    """`python -m benchmarks.generation` (the full profile by default)."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--child", nargs=3, metavar=("OUT", "PROFILE", "WORKERS"), help=argparse.SUPPRESS)
     parser.add_argument("--profile", default="full", choices=("tiny", "default", "full"))

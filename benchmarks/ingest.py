@@ -28,13 +28,13 @@ from stages.hashing import write_json
 from stages.layout import METRICS
 
 PATHS = ("scibench", "pandas_loop", "polars_floor")
-DATASETS = {"camels_us": "stages.bench.camels", "fluxnet_ch4": "stages.bench.fluxnet"}
+DATASETS = {"camels_us": "benchmarks.camels", "fluxnet_ch4": "benchmarks.fluxnet"}
 
 
 def measure(dataset: str, name: str, raw: Path, out: Path) -> dict:
     """Run one path in a fresh process; its wall time, peak RSS and rows."""
     start = time.monotonic()
-    child = subprocess.Popen([sys.executable, "-m", "stages.bench.ingest", "--one", dataset, name, str(raw), str(out)],
+    child = subprocess.Popen([sys.executable, "-m", "benchmarks.ingest", "--one", dataset, name, str(raw), str(out)],
                              stdout=subprocess.PIPE, text=True)
     _, status, usage = os.wait4(child.pid, 0)
     seconds = time.monotonic() - start
@@ -50,7 +50,7 @@ def bench(dataset: str, work: Path, repeat: int = 1, **sizes) -> dict:
     Each path's seconds are the median of its runs (all runs are kept in `runs_s`), its peak memory
     the largest seen; on a shared machine single wall times swing by tens of percent.
     """
-    command = [sys.executable, "-m", "stages.bench.ingest", "--prepare", dataset, str(work), json.dumps(sizes)]
+    command = [sys.executable, "-m", "benchmarks.ingest", "--prepare", dataset, str(work), json.dumps(sizes)]
     output = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True).stdout
     prepared = json.loads(output.strip().splitlines()[-1])
     raw, text_mb = Path(prepared["raw"]), prepared["text_mb"]
@@ -73,7 +73,7 @@ def bench(dataset: str, work: Path, repeat: int = 1, **sizes) -> dict:
 
 
 def main() -> None:
-    """`python -m stages.bench.ingest` (full size by default; the flags shrink it)."""
+    """`python -m benchmarks.ingest` (full size by default; the flags shrink it)."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--one", nargs=4, metavar=("DATASET", "PATH", "RAW", "OUT"), help=argparse.SUPPRESS)
     parser.add_argument("--prepare", nargs=3, metavar=("DATASET", "WORK", "SIZES"), help=argparse.SUPPRESS)

@@ -2,7 +2,7 @@ import json
 import sys
 from pathlib import Path
 
-from stages.bench.ingest import PATHS, main
+from benchmarks.ingest import PATHS, main
 
 
 def test_bench_runs_every_path_on_the_same_rows_and_writes_the_ratios(tmp_path: Path, monkeypatch):

@@ -14,7 +14,7 @@ import yaml
 from scibench_testing.domains import profile_repository
 from scibench_testing.project import ROOT
 
-from stages.bench.construction import describe_scaleout, measure_scaleout, scaleout_params
+from benchmarks.construction import describe_scaleout, measure_scaleout, scaleout_params
 
 SCALEOUT_FIGURES = {"profile", "runs", "t1_s", "t2_s", "speedup", "process_speedup", "same_benchmark",
                     "target_speedup"}

@@ -1,6 +1,6 @@
 """`make bench`, the build part: a whole `dvc repro` at one profile, timed stage by stage.
 
-    python -m stages.bench.build [--profile full] [--work .cache/bench-build] [--until report]
+    python -m benchmarks.build [--profile full] [--work .cache/bench-build] [--until report]
 
 The checkout's tracked files are copied to `<work>/project` (a fresh project: no data, no DVC or
 resume cache), `profile` is set, and one `dvc repro` builds it, as a user runs it, with a local
@@ -14,7 +14,7 @@ it to the next one's (or the end). Measured, never extrapolated:
 - the build's validity summary (`processed/metrics/validity.json` of the copy), kept as
   `processed/metrics/validity_<profile>.json` in this checkout.
 The figures are written after every stage to `build_<profile>` of `processed/metrics/
-bench_construction.json` (beside the annotator throughput of `stages.bench.construction`), so a
+bench_construction.json` (beside the annotator throughput of `benchmarks.construction`), so a
 run stopped halfway keeps what it measured; `--until <stage>` builds that stage and what it needs.
 """
 
@@ -32,13 +32,13 @@ from pathlib import Path
 
 import yaml
 
-from stages.bench.runs import prefect_env
+from benchmarks.runs import prefect_env
 from stages.construction.resume import ResumeStore
 from stages.hashing import write_json
 from stages.layout import METRICS
 from stages.yamlfile import read_yaml
 
-CHECKOUT = Path(__file__).resolve().parents[2]  # holds stages/ and flows/
+CHECKOUT = Path(__file__).resolve().parents[1]  # holds stages/, flows/ and benchmarks/
 RUNNING = re.compile(r"Running stage '([^']+)'")
 PHASES = ("synthesize", "ingest", "align", "construct", "generate", "evaluate", "score", "validity", "report")
 

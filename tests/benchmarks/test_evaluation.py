@@ -15,7 +15,7 @@ import pytest
 import yaml
 from scibench_testing.project import ROOT
 
-from stages.bench.evaluation import (
+from benchmarks.evaluation import (
     ANSWER_CODE,
     artifact_reading,
     dask_scaleout,
@@ -26,7 +26,7 @@ from stages.bench.evaluation import (
     ratio,
     scripted_react,
 )
-from stages.bench.runs import number_task, prefect_env, write_benchmark
+from benchmarks.runs import number_task, prefect_env, write_benchmark
 from stages.evaluation.agents.llm.scripted import Request
 from stages.layout import BENCHMARK
 
