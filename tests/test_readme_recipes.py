@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict
 from stages.catalog import CatalogError, load_catalog
 from stages.domains import ALIGNERS
 from stages.evaluation.agents import AGENTS, QueryContext
-from stages.evaluation.program import AgentProgram
 from stages.evaluation.harness import setup_agent
+from stages.evaluation.program import AgentProgram
 from stages.ingest import ingest
 from stages.params import AgentParams, ParamsError, load_params
 from stages.provenance import write_synthetic_record
@@ -126,7 +126,8 @@ def test_every_source_has_the_files_and_names_the_recipe_lists(key):
     reader = ROOT / "stages" / "sources" / key / "__init__.py"
     assert {"CITATION", "LICENSE", "Params", "read"} <= top_level_names(reader)
     assert "doi" in ast.get_docstring(ast.parse(reader.read_text())).lower() or key == "control"
-    assert key in SYNTHESIZERS and {"Params", "write"} <= top_level_names(ROOT / "stages" / "synthesize" / key / "__init__.py")
+    generator = ROOT / "stages" / "synthesize" / key / "__init__.py"
+    assert key in SYNTHESIZERS and {"Params", "write"} <= top_level_names(generator)
     assert key in params.synthesize and set(params.synthesize[key].scales) == {"tiny", "default", "full"}
     assert params.ingest[key].raw_dir == f"raw/synthetic/{key}"
     assert (ROOT / "tests" / "sources" / f"test_{key}.py").is_file()
