@@ -62,17 +62,23 @@ def _valid_pairs(obs: Any, sim: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _constant(values: np.ndarray) -> bool:
-    return bool(np.all(values == values[0]))
+    return bool((values == values[0]).all())
 
 
-def _pearson(obs: np.ndarray, sim: np.ndarray) -> float:
-    """Pearson r of non-constant `obs`; 0 for a constant `sim`."""
+def _deviations(values: np.ndarray, mean: np.float64 | None = None) -> tuple[np.ndarray, np.float64]:
+    """`values` minus their mean (`mean`), and the sum of their squares (n x the population variance)."""
+    deviations = values - (values.mean() if mean is None else mean)
+    return deviations, (deviations**2).sum()
+
+
+def _pearson(obs: np.ndarray, sim: np.ndarray, spreads: tuple | None = None) -> float:
+    """Pearson r of non-constant `obs`; 0 for a constant `sim` (`spreads`: their `_deviations`)."""
     if _constant(sim):
         return 0.0
-    d_obs, d_sim = obs - obs.mean(), sim - sim.mean()
+    (d_obs, squares_obs), (d_sim, squares_sim) = spreads or (_deviations(obs), _deviations(sim))
     # One sqrt of the product (not a product of sqrts) keeps r(x, x) exactly 1.
-    r = np.sum(d_obs * d_sim) / np.sqrt(np.sum(d_obs**2) * np.sum(d_sim**2))
-    return float(np.clip(r, -1.0, 1.0))
+    r = (d_obs * d_sim).sum() / np.sqrt(squares_obs * squares_sim)
+    return float(min(max(r, -1.0), 1.0))
 
 
 def nse(obs: Any, sim: Any) -> float:
@@ -104,7 +110,10 @@ def kge_components(obs: Any, sim: Any) -> KgeComponents:
         raise MetricUndefined("mean(obs) is 0: KGE's beta divides by it")
     if _constant(sim):
         return KgeComponents(r=0.0, alpha=0.0, beta=float(sim[0] / mean_obs))
-    return KgeComponents(r=_pearson(obs, sim), alpha=float(sim.std() / obs.std()), beta=float(sim.mean() / mean_obs))
+    mean_sim = sim.mean()
+    spreads = _deviations(obs, mean_obs), _deviations(sim, mean_sim)
+    alpha = np.sqrt(spreads[1][1] / len(sim)) / np.sqrt(spreads[0][1] / len(obs))  # std(sim) / std(obs)
+    return KgeComponents(r=_pearson(obs, sim, spreads), alpha=float(alpha), beta=float(mean_sim / mean_obs))
 
 
 def kge(obs: Any, sim: Any) -> float:

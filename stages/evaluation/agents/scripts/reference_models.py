@@ -144,52 +144,56 @@ def _public(tables: dict, artifact: dict) -> tuple[pd.DataFrame, str, str]:
     return series[series[target].notna()], time, target
 
 
-def _seasonal(history: pd.DataFrame, time: str, target: str, when: pd.Series) -> np.ndarray:
-    """Smoothed day-of-year mean of `history` at the steps `when` (the plain mean on years)."""
-    if history.empty:
-        return np.full(len(when), np.nan)
-    if time in YEARS:  # the mean of the history's entities in each year, else over every year
-        by_year = history.groupby(history[time].astype(int))[target].mean()
-        return by_year.reindex(when.astype(int).to_numpy()).fillna(history[target].mean()).to_numpy()
-    by_day = history.groupby(_times(history, time).dt.dayofyear)[target].mean().reindex(range(1, 367))
-    padded = pd.concat([by_day.iloc[-WINDOW_DAYS:], by_day, by_day.iloc[:WINDOW_DAYS]])
-    smooth = padded.rolling(WINDOW_DAYS, center=True, min_periods=1).mean().iloc[WINDOW_DAYS:-WINDOW_DAYS]
-    smooth = smooth.fillna(history[target].mean())
-    return smooth.to_numpy()[_times(when.to_frame(time), time).dt.dayofyear.to_numpy() - 1]
+def _entities(public: pd.DataFrame, target: str, required: pd.DataFrame, key: str | None) -> tuple:
+    """Entity codes of the public and the required rows, each code's public rows, and its mean target.
+
+    Codes number public entities in key order (all 0 without a `key`); -1 (mean NaN): no public rows.
+    """
+    codes, entities = pd.factorize(public[key], sort=True) if key else (np.zeros(len(public), dtype=np.intp), [0])
+    wanted = pd.Index(entities).get_indexer(required[key]) if key else np.zeros(len(required), dtype=np.intp)
+    owned, values = pd.Series(codes).groupby(codes).indices, public[target].to_numpy(dtype=float)
+    return codes, wanted, owned, np.array([*(values[rows].sum() / len(rows) for rows in owned.values()), np.nan])
+
+
+def _seasonal(public: pd.DataFrame, time: str, target: str, required: pd.DataFrame, key: str | None) -> np.ndarray:
+    """Smoothed day-of-year mean at each required row, per entity (of every row without `key`); NaN: no history."""
+    if public.empty:
+        return np.full(len(required), np.nan)
+    codes, wanted, _, means = _entities(public, target, required, key)
+    values = pd.Series(public[target].to_numpy(dtype=float))
+    if time in YEARS:  # the mean of the entity in each year, else over every year
+        by_year = values.groupby([codes, public[time].astype(int).to_numpy()]).mean()
+        found = by_year.reindex(pd.MultiIndex.from_arrays([wanted, required[time].astype(int).to_numpy()])).to_numpy()
+    else:
+        by_day = values.groupby([codes, _times(public, time).dt.dayofyear.to_numpy()]).mean().unstack()
+        days = by_day.reindex(columns=range(1, 367)).to_numpy().T  # day of year x entity
+        padded = pd.DataFrame(np.concatenate([days[-WINDOW_DAYS:], days, days[:WINDOW_DAYS]]))
+        smooth = padded.rolling(WINDOW_DAYS, center=True, min_periods=1).mean().to_numpy()[WINDOW_DAYS:-WINDOW_DAYS]
+        found = smooth[_times(required, time).dt.dayofyear.to_numpy() - 1, wanted]
+    return np.where(wanted < 0, np.nan, np.where(np.isnan(found), means[wanted], found))
 
 
 def pooled_climatology(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd.DataFrame:
     """Smoothed day-of-year mean of the target over every public entity together."""
     public, time, target = _public(tables, artifact)
-    values = np.nan_to_num(_seasonal(public, time, target, required[time]))
-    return _fill(required, values, artifact)
+    return _fill(required, np.nan_to_num(_seasonal(public, time, target, required, None)), artifact)
 
 
 def climatology(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd.DataFrame:
     """Smoothed day-of-year mean of the target per entity (pooled for an entity without history)."""
-    key = scope["entity_key"]
     public, time, target = _public(tables, artifact)
-    pooled = np.nan_to_num(_seasonal(public, time, target, required[time]))
-    values = pooled.copy()
-    owned = public.groupby(key).indices
-    for entity, rows in required.groupby(key).indices.items():
-        own = _seasonal(public.iloc[owned.get(entity, [])], time, target, required[time].iloc[rows])
-        values[rows] = np.where(np.isnan(own), pooled[rows], own)
-    return _fill(required, values, artifact)
+    pooled, own = (_seasonal(public, time, target, required, key) for key in (None, scope["entity_key"]))
+    return _fill(required, np.where(np.isnan(own), np.nan_to_num(pooled), own), artifact)
 
 
-def _drivers(series: pd.DataFrame, key: str, time: str, target: str) -> list[str]:
-    return [c for c in series.columns if c not in (key, time, target, *NOT_FORCING, *INSTANTS, *YEARS)
-            and pd.api.types.is_float_dtype(series[c])]
-
-
-def _least_squares(fit: pd.DataFrame, wanted: pd.DataFrame, drivers: list[str], target: str) -> np.ndarray:
-    drivers = [d for d in drivers if fit[d].nunique() > 1]  # all-null or constant here: no information
-    means = fit[drivers].mean()
-    x = np.column_stack([np.ones(len(fit)), fit[drivers].fillna(means).to_numpy(dtype=float)])
-    coef = np.linalg.lstsq(x, fit[target].to_numpy(dtype=float), rcond=None)[0]
-    x_new = np.column_stack([np.ones(len(wanted)), wanted[drivers].fillna(means).to_numpy(dtype=float)])
-    return x_new @ coef
+def _least_squares(fit: np.ndarray, target: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Least squares of `target` on the drivers `fit` (drivers x steps) and an intercept, at the steps `wanted`."""
+    informative = np.fmin.reduce(fit, axis=1) < np.fmax.reduce(fit, axis=1)  # all-null or constant: no information
+    fit, wanted = fit[informative], wanted[informative]
+    missing = np.isnan(fit)  # a null is the driver's mean (each driver's row summed contiguously, as pandas sums)
+    means = np.ascontiguousarray(np.where(missing, 0.0, fit)).sum(axis=1)[:, None] / (~missing).sum(axis=1)[:, None]
+    x, x_new = (np.column_stack([np.ones(a.shape[1]), np.where(np.isnan(a), means, a).T]) for a in (fit, wanted))
+    return x_new @ np.linalg.lstsq(x, target, rcond=None)[0]
 
 
 def linear_forcing(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd.DataFrame:
@@ -197,15 +201,19 @@ def linear_forcing(tables: dict, scope: dict, artifact: dict, required: pd.DataF
     key = scope["entity_key"]
     name, time, target = _where(artifact)
     series = tables[name]
-    drivers = _drivers(series, key, time, target)
+    drivers = [c for c in series.columns if c not in (key, time, target, *NOT_FORCING, *INSTANTS, *YEARS)
+               and pd.api.types.is_float_dtype(series[c])]
     public = series[series[target].notna()]
-    wanted = required.merge(series.drop(columns=[target]), on=[key, time], how="left")
-    values = _least_squares(public, wanted, drivers, target) if len(public) else np.zeros(len(required))
+    wanted = required.merge(series.drop(columns=[target]), on=[key, time], how="left")[drivers].to_numpy(float).T
+    fit, fit_target = np.ascontiguousarray(public[drivers].to_numpy(dtype=float).T), public[target].to_numpy(float)
+    values, fitted = np.zeros(len(required)), np.zeros(len(required), dtype=bool)
     owned = public.groupby(key).indices
     for entity, rows in required.groupby(key).indices.items():
-        own = public.iloc[owned.get(entity, [])]
+        own = owned.get(entity, ())
         if len(own) > len(drivers) + 1:
-            values[rows] = _least_squares(own, wanted.iloc[rows], drivers, target)
+            values[rows], fitted[rows] = _least_squares(fit[:, own], fit_target[own], wanted[:, rows]), True
+    if len(public) and not fitted.all():  # the other rows from every entity's history together
+        values = np.where(fitted, values, _least_squares(fit, fit_target, wanted))
     floor = 0.0 if len(public) and public[target].min() >= 0 else -np.inf
     return _fill(required, np.clip(values, floor, None), artifact)
 
@@ -215,9 +223,13 @@ def interpolate(tables: dict, scope: dict, artifact: dict, required: pd.DataFram
     key = scope["entity_key"]
     name, time, target = _where(artifact)
     series = tables[name]
-    filled = series.assign(filled=series.groupby(key)[target].transform(
-        lambda s: s.interpolate(limit_direction="both")))
-    merged = required.merge(filled[[key, time, "filled"]], on=[key, time], how="left")
+    by_entity = series.groupby(key)[target]  # first: a missing target is named as pandas' groupby names it
+    values = series[target].to_numpy(dtype=float)
+    last, following = by_entity.ffill().to_numpy(dtype=float), by_entity.bfill().to_numpy(dtype=float)
+    known, steps = ~np.isnan(values), np.arange(len(values), dtype=float)
+    inner = np.interp(steps, steps[known], values[known]) if known.any() else values  # rows are in entity order
+    filled = np.where(np.isnan(last), following, np.where(known | np.isnan(following), last, inner))
+    merged = required.merge(series[[key, time]].assign(filled=filled), on=[key, time], how="left")
     return _fill(required, merged["filled"].fillna(0.0).to_numpy(), artifact)
 
 
@@ -225,9 +237,9 @@ def persistence(tables: dict, scope: dict, artifact: dict, required: pd.DataFram
     """The last public value before each owed step, per entity (the next one at the series start)."""
     key = scope["entity_key"]
     name, time, target = _where(artifact)
-    series = tables[name]
-    carried = series.assign(carried=series.groupby(key)[target].transform(lambda s: s.ffill().bfill()))
-    merged = required.merge(carried[[key, time, "carried"]], on=[key, time], how="left")
+    series, by_entity = tables[name], tables[name].groupby(key)[target]
+    carried = series[[key, time]].assign(carried=by_entity.ffill().fillna(by_entity.bfill()))
+    merged = required.merge(carried, on=[key, time], how="left")
     fallback = series[target].mean() if series[target].notna().any() else 0.0
     return _fill(required, merged["carried"].fillna(fallback).to_numpy(), artifact)
 
@@ -240,18 +252,18 @@ def _ordinal_years(frame: pd.DataFrame, time: str) -> np.ndarray:
 
 def linear_trend(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd.DataFrame:
     """Per-entity least squares of the target on time (the entity mean with fewer than 2 values)."""
-    key = scope["entity_key"]
     public, time, target = _public(tables, artifact)
     values = np.full(len(required), public[target].mean() if len(public) else 0.0)
-    owned = public.groupby(key).indices
-    for entity, rows in required.groupby(key).indices.items():
-        own = public.iloc[owned.get(entity, [])]
-        years = _ordinal_years(own, time)
-        if len(own) >= 2 and np.ptp(years) > 0:
-            slope, intercept = np.polyfit(years, own[target].to_numpy(dtype=float), 1)
-            values[rows] = intercept + slope * _ordinal_years(required.iloc[rows], time)
+    _, wanted, owned, means = _entities(public, target, required, scope["entity_key"])
+    years, wanted_years = _ordinal_years(public, time), _ordinal_years(required, time)
+    y = public[target].to_numpy(dtype=float)
+    for code, rows in pd.Series(wanted).groupby(wanted).indices.items():
+        own = owned.get(code, ())
+        if len(own) >= 2 and np.ptp(years[own]) > 0:
+            slope, intercept = np.polyfit(years[own], y[own], 1)
+            values[rows] = intercept + slope * wanted_years[rows]
         elif len(own):
-            values[rows] = own[target].mean()
+            values[rows] = means[code]
     return _fill(required, values, artifact)
 
 
@@ -273,33 +285,24 @@ def _window_means(days: np.ndarray, slots: np.ndarray, values: np.ndarray, want_
 
 def mds(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd.DataFrame:
     """Marginal distribution sampling: same time of day, nearby days, per entity."""
-    key = scope["entity_key"]
     public, time, target = _public(tables, artifact)
-    values = np.full(len(required), public[target].mean() if len(public) else 0.0)
-    minutes = lambda t: (t.dt.hour * 60 + t.dt.minute).to_numpy()  # noqa: E731
-    day_numbers = lambda t: (t.dt.normalize() - pd.Timestamp("1970-01-01")).dt.days.to_numpy()  # noqa: E731
-    owned = public.groupby(key).indices
-    for entity, rows in required.groupby(key).indices.items():
-        if entity not in owned:
-            continue
-        own = public.iloc[owned[entity]]
-        have, want = _times(own, time), _times(required.iloc[rows], time)
-        have_minutes, want_minutes = minutes(have), minutes(want)
-        slot_ids = {m: i for i, m in enumerate(sorted(set(have_minutes) | set(want_minutes)))}
-        slots = np.array([slot_ids[m] for m in have_minutes])
-        want_slots = np.array([slot_ids[m] for m in want_minutes])
-        have_days, want_days = day_numbers(have), day_numbers(want)
-        y = own[target].to_numpy(dtype=float)
-        estimate = np.full(len(rows), np.nan)
-        for radius in MDS_WINDOWS_DAYS:
-            gap = np.isnan(estimate)
-            if not gap.any():
-                break
-            estimate[gap] = _window_means(have_days, slots, y, want_days[gap], want_slots[gap], radius)
-        by_slot = pd.Series(y).groupby(slots).mean()
-        estimate = np.where(np.isnan(estimate), by_slot.reindex(want_slots).to_numpy(), estimate)
-        values[rows] = np.where(np.isnan(estimate), y.mean(), estimate)
-    return _fill(required, values, artifact)
+    if public.empty:
+        return _fill(required, np.zeros(len(required)), artifact)
+    codes, wanted, _, means = _entities(public, target, required, scope["entity_key"])
+    stamps = np.concatenate([_times(public, time).to_numpy(), _times(required, time).to_numpy()])
+    days = stamps.astype("datetime64[D]")  # the public rows', then the required rows'
+    minutes, days = (stamps - days) // np.timedelta64(1, "m"), days.astype(np.int64)
+    slots = np.unique(np.concatenate([codes, wanted]) * 1440 + minutes, return_inverse=True)[1]  # entity x time of day
+    (have_days, want_days), (have_slots, want_slots) = np.split(days, [len(public)]), np.split(slots, [len(public)])
+    y, estimate = public[target].to_numpy(dtype=float), np.full(len(required), np.nan)
+    for radius in MDS_WINDOWS_DAYS:
+        gap = np.isnan(estimate)
+        if not gap.any():
+            break
+        estimate[gap] = _window_means(have_days, have_slots, y, want_days[gap], want_slots[gap], radius)
+    by_slot = pd.Series(y).groupby(have_slots).mean().reindex(want_slots).to_numpy()
+    estimate = np.where(np.isnan(estimate), np.where(np.isnan(by_slot), means[wanted], by_slot), estimate)
+    return _fill(required, np.where(wanted < 0, public[target].mean(), estimate), artifact)
 
 
 def _coordinates(entities: pd.DataFrame, key: str) -> pd.DataFrame:
@@ -315,19 +318,17 @@ def nearest_entity(tables: dict, scope: dict, artifact: dict, required: pd.DataF
     key = scope["entity_key"]
     public, time, target = _public(tables, artifact)
     where = _coordinates(tables["entities"], key)
-    donors = where.loc[where.index.isin(public[key].unique())]
-    values = np.zeros(len(required))
-    for entity, rows in required.groupby(key).indices.items():
-        others = donors.drop(index=entity, errors="ignore")
-        if others.empty or entity not in where.index:
-            values[rows] = public[target].mean() if len(public) else 0.0
-            continue
-        distance = np.hypot(others["lat"] - where.at[entity, "lat"],
-                            (others["lon"] - where.at[entity, "lon"]) * np.cos(np.radians(where.at[entity, "lat"])))
-        donor = public[public[key] == distance.idxmin()]
-        merged = required.iloc[rows][[time]].merge(donor[[time, target]], on=time, how="left")
-        values[rows] = merged[target].fillna(donor[target].mean()).to_numpy()
-    return _fill(required, values, artifact)
+    donors, owing = (where.loc[where.index.isin(frame[key].unique())] for frame in (public, required))
+    lat, lon = owing["lat"].to_numpy()[:, None], owing["lon"].to_numpy()[:, None]
+    distance = np.hypot(donors["lat"].to_numpy() - lat, (donors["lon"].to_numpy() - lon) * np.cos(np.radians(lat)))
+    itself = owing.index.to_numpy()[:, None] == donors.index.to_numpy()
+    distance = pd.DataFrame(np.where(itself, np.nan, distance), index=owing.index, columns=donors.index)
+    donor = required[key].map(distance[~itself.all(axis=1)].idxmin(axis=1)).astype(public[key].dtype)
+    steps = required[[time]].assign(**{key: donor})
+    _, donor_codes, _, means = _entities(public, target, steps, key)
+    found = steps.merge(public[[key, time, target]], on=[key, time], how="left")[target].to_numpy(dtype=float)
+    values = np.where(np.isnan(found), means[donor_codes], found)
+    return _fill(required, np.where(donor.isna(), public[target].mean() if len(public) else 0.0, values), artifact)
 
 
 def region_partition(tables: dict, scope: dict, artifact: dict, required: pd.DataFrame) -> pd.DataFrame:
@@ -349,7 +350,8 @@ def mean_flow_split(tables: dict, scope: dict, artifact: dict, required: pd.Data
     if target not in source.columns:  # a hidden label: split on the first numeric column instead
         target = next(c for c in source.columns if c != key and pd.api.types.is_float_dtype(source[c]))
     means = source.groupby(key)[target].mean()
-    labels = required[key].map(lambda e: int(means.get(e, 0.0) > means.median())).to_numpy()
+    own = required[key].map(means).where(required[key].isin(means.index), 0.0)  # 0 without rows
+    labels = (own > means.median()).astype(int).to_numpy()
     return _fill(required, labels, artifact)
 
 
