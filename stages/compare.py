@@ -16,8 +16,8 @@ import pandas as pd
 from stages.hashing import write_json
 from stages.layout import METRICS, SCORES
 from stages.params import load_params
-from stages.scoring.aggregate import task_scores
-from stages.scoring.compare import ScoredAgent, compare
+from stages.scoring.aggregate.comparison import ScoredAgent, compare
+from stages.scoring.aggregate.summary import task_scores
 
 
 def load_scored(name: str, metrics: Path = METRICS, scores: Path = SCORES) -> ScoredAgent:

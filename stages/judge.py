@@ -5,7 +5,7 @@ it is (created empty), so `score@<agent>` reports no MR. With a model, every jou
 split with an answer is judged once: verdicts are appended to
 `processed/judgements/<agent>.jsonl` keyed by the judge's identity (model and generation settings,
 not the endpoint) and the record, so a rerun judges only what is new or failed at the endpoint.
-See `stages.scoring.judge` for what the judge sees and how its replies become outcomes.
+See `stages.scoring.query.reasonableness` for what the judge sees and how its replies become outcomes.
 """
 
 from __future__ import annotations
@@ -22,7 +22,14 @@ from stages.evaluation.harness import load_split, setup_agent
 from stages.evaluation.journal import Journal, JournalRecord, record_key
 from stages.layout import BENCHMARK, JUDGEMENTS, RUNS, journal_path
 from stages.params import JudgeParams, load_params
-from stages.scoring.judge import JudgeIdentity, Verdict, judge_messages, load_verdicts, parse_stage, parse_verdict
+from stages.scoring.query.reasonableness import (
+    JudgeIdentity,
+    Verdict,
+    judge_messages,
+    load_verdicts,
+    parse_stage,
+    parse_verdict,
+)
 
 
 def endpoint(settings: JudgeParams) -> Endpoint:

@@ -8,7 +8,7 @@ endpoint reported); `<agent>.tasks.json` the per-task scores.
 Scoring is separate from evaluation, so changing a metric never re-runs an agent. Every query of the
 split must have a journal record for the agent's current configuration; a gap is an error, not a 0.
 For a graded task, the metrics scored are recomputed from the artifact the record names against
-the query's hidden truth (`stages.grading.recompute`); what the agent reported only feeds the
+the query's hidden truth (`stages.scoring.query.recompute`); what the agent reported only feeds the
 honesty rate (share of graded queries whose reported metrics agree with the recomputed ones).
 """
 
@@ -28,17 +28,17 @@ from stages.catalog import TaskSpec
 from stages.construction.scopes import parse_scope_block
 from stages.evaluation.harness import benchmark_id, built_task, load_split, setup_agent
 from stages.evaluation.journal import Journal, JournalRecord, record_key
-from stages.grading.recompute import recompute
-from stages.grading.references import read_references
 from stages.hashing import write_json
 from stages.layout import BENCHMARK, JUDGEMENTS, METRICS, RUNS, SCORES, journal_path, task_dir
 from stages.params import load_params
-from stages.scoring.aggregate import summarize, task_scores
-from stages.scoring.attribution import attribute
-from stages.scoring.judge import JudgeIdentity, load_verdicts, summarize_verdicts
-from stages.scoring.outcomes import Execution
-from stages.scoring.query import Grading, QueryScore, score_query
-from stages.scoring.suite import query_frame, suite
+from stages.scoring.aggregate.suite import query_frame, suite
+from stages.scoring.aggregate.summary import summarize, task_scores
+from stages.scoring.query.attribution import attribute
+from stages.scoring.query.outcomes import Execution
+from stages.scoring.query.reasonableness import JudgeIdentity, load_verdicts, summarize_verdicts
+from stages.scoring.query.recompute import recompute
+from stages.scoring.query.references import read_references
+from stages.scoring.query.scorer import Grading, QueryScore, score_query
 from stages.version import benchmark_version
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -88,7 +88,7 @@ def execution_of(task: BuiltTask, query_id: str, record: JournalRecord, key: str
 
 def checkpoint_attribution(task: BuiltTask, query_id: str, record: JournalRecord, score: QueryScore,
                            artifacts: Path) -> str | None:
-    """The failed query's error class from the agent's checkpoints (`stages.scoring.attribution`)."""
+    """The failed query's error class from the agent's checkpoints (`stages.scoring.query.attribution`)."""
     if not task.spec.checkpoints:
         return None
     written = {}

@@ -36,12 +36,12 @@ import pandas as pd
 
 from stages.catalog import TaskSpec
 from stages.catalog_summary import built_specs, catalog_summary, scores_by
-from stages.grading.references import read_references
 from stages.hashing import write_json
 from stages.layout import BENCHMARK, METRICS, REPORTS, REPOSITORIES, task_dir
 from stages.params import ValidityParams, load_params
 from stages.provenance import ProvenanceError, provenance_summary
 from stages.repository import read_manifest
+from stages.scoring.query.references import read_references
 
 
 class ValidityError(RuntimeError):

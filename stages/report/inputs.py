@@ -79,7 +79,7 @@ class Errors(Record):
 
 
 class Attribution(Record):
-    """Failed runs of the checkpointed tasks by checkpoint class (`stages.scoring.attribution`)."""
+    """Failed runs of the checkpointed tasks by checkpoint class (`stages.scoring.query.attribution`)."""
 
     n_runs: int = 0
     n_failed: int = 0
