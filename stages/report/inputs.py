@@ -205,7 +205,7 @@ class ValidityTask(Record):
 
 
 class ValidityReport(Record):
-    """`processed/reports/validity.json` (stages/validity.py)."""
+    """`processed/reports/validity.json` (stages/scoring/validity.py)."""
 
     agents: list[str]
     tasks: dict[str, ValidityTask]

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from stages.params import ValidityGates, ValidityParams
-from stages.validity import (
+from stages.scoring.validity import (
     best_constant_share,
     best_reference,
     candidate_task_failures,
@@ -264,7 +264,7 @@ def _benchmark(root):
 
 
 def test_the_report_gates_every_kept_task_and_summarises_per_agent(tmp_path, monkeypatch):
-    from stages.validity import summary_metrics, validity_report
+    from stages.scoring.validity import summary_metrics, validity_report
 
     benchmark, metrics = _benchmark(tmp_path)
     monkeypatch.chdir(tmp_path)
@@ -305,7 +305,7 @@ def test_the_report_gates_every_kept_task_and_summarises_per_agent(tmp_path, mon
 
 
 def test_the_report_lists_candidates_after_the_oracle_and_gates_their_overall(tmp_path, monkeypatch):
-    from stages.validity import validity_report
+    from stages.scoring.validity import validity_report
 
     benchmark, metrics = _benchmark(tmp_path)
     _write(metrics / "heuristic.tasks.json", {"tasks": {"t-hyp": {"score": 100.0}, "t-met": {"score": 60.0}}})
@@ -328,7 +328,7 @@ def test_the_report_lists_candidates_after_the_oracle_and_gates_their_overall(tm
 
 def test_the_no_data_guessers_are_bounded_on_hypotheses_and_a_candidate_must_beat_both(tmp_path, monkeypatch):
     from stages.params import HypothesisGates
-    from stages.validity import validity_report
+    from stages.scoring.validity import validity_report
 
     benchmark, metrics = _benchmark(tmp_path)
     for agent, hyp, rate in (("heuristic", 100.0, 0.1), ("prior", 0.0, 0.15)):
@@ -349,7 +349,7 @@ def test_the_no_data_guessers_are_bounded_on_hypotheses_and_a_candidate_must_bea
 
 
 def test_a_missing_agent_score_file_names_the_stage_to_run(tmp_path, monkeypatch):
-    from stages.validity import validity_report
+    from stages.scoring.validity import validity_report
 
     benchmark, metrics = _benchmark(tmp_path)
     (metrics / "nodata.tasks.json").unlink()
