@@ -49,7 +49,6 @@ MODULE_TESTS: dict[str, tuple[str, ...]] = {
                        "tests/sandbox/test_extra_binds.py"),
     "stages/evaluation/journal.py": ("tests/evaluation/test_journal.py",),
     "stages/construction/splits.py": ("tests/construction/test_splits.py",),
-    "stages/scoring/validity.py": ("tests/scoring/test_validity.py",),
 }
 
 CONTAINED_MEMORY = 12 << 30  # a whole mutmut run, all its processes

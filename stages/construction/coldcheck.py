@@ -18,8 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from stages.bench.construction import sample, spec_of
+from stages.catalog_scopes import parse_scope_block
 from stages.construction import annotate
-from stages.construction.scopes import parse_scope_block
 from stages.evaluation.runner import sandbox_limits
 from stages.hashing import write_json
 from stages.layout import BENCHMARK, task_dir

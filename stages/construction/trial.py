@@ -21,8 +21,8 @@ from pathlib import Path
 import pandas as pd
 
 from stages.catalog import load_catalog
+from stages.catalog_scopes import parse_scope_block
 from stages.construction import annotate, drawing, staging
-from stages.construction.scopes import parse_scope_block
 from stages.evaluation.agents import AGENTS
 from stages.evaluation.agents.program import QueryContext
 from stages.evaluation.harness import run_attempt

@@ -8,27 +8,10 @@ params.yaml `scoring`. Nothing here re-runs or re-scores an agent.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-import pandas as pd
-
 from stages.hashing import write_json
-from stages.layout import METRICS, SCORES
+from stages.layout import METRICS
 from stages.params import load_params
-from stages.scoring.aggregate.comparison import ScoredAgent, compare
-from stages.scoring.aggregate.summary import task_scores
-
-
-def load_scored(name: str, metrics: Path = METRICS, scores: Path = SCORES) -> ScoredAgent:
-    """One agent's scoring outputs; a missing file names the stage that writes it."""
-    paths = [metrics / f"{name}.json", metrics / f"{name}.tasks.json", scores / f"{name}.parquet"]
-    missing = [str(path) for path in paths if not path.exists()]
-    if missing:
-        raise FileNotFoundError(f"compare: {', '.join(missing)} missing; run `dvc repro score@{name}`")
-    summary = json.loads(paths[0].read_text())
-    tasks = json.loads(paths[1].read_text())
-    return ScoredAgent(summary, task_scores(tasks), pd.read_parquet(paths[2]))
+from stages.scoring.aggregate.comparison import compare, load_scored
 
 
 def main() -> None:

@@ -15,7 +15,8 @@ from scibench_testing.project import ROOT
 
 from stages.bench.runs import number_task, write_benchmark
 from stages.catalog import TaskSpec
-from stages.evaluation.harness import evaluate_query, setup_agent
+from stages.evaluation.agents.identity import setup_agent
+from stages.evaluation.harness import evaluate_query
 from stages.evaluation.journal import JournalRecord
 from stages.params import AgentParams, PriceTable
 from stages.sandbox import Limits

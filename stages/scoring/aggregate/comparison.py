@@ -10,17 +10,23 @@
 - `frontier`: agents no other agent beats on both rho_time (lower) and delta_perf (higher).
 - `parallelism`: summed query wall time / summed agent time (1.0 when the agent works serially).
 - `generalizability`: gen = mean over tasks (score_task-trained - score_category-trained).
+
+`load_scored` reads what `score@<agent>` wrote for one agent (`processed/metrics/<agent>.json`,
+`<agent>.tasks.json`, `processed/scores/<agent>.parquet`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import pandas as pd
 
+from stages.layout import METRICS, SCORES
 from stages.scoring.aggregate.intervals import paired_delta
-from stages.scoring.aggregate.summary import delta_perf, efficiency, win_rate
+from stages.scoring.aggregate.summary import delta_perf, efficiency, task_scores, win_rate
 from stages.scoring.query.outcomes import Outcome
 
 DIGITS = 6
@@ -43,6 +49,17 @@ class ScoredAgent:
         frame = self.scored()
         return {task: dict(zip(group["query_id"], group["q"], strict=True))
                 for task, group in frame.groupby("task_id", sort=True)}
+
+
+def load_scored(name: str, metrics: Path = METRICS, scores: Path = SCORES) -> ScoredAgent:
+    """One agent's scoring outputs; a missing file names the stage that writes it."""
+    paths = [metrics / f"{name}.json", metrics / f"{name}.tasks.json", scores / f"{name}.parquet"]
+    missing = [str(path) for path in paths if not path.exists()]
+    if missing:
+        raise FileNotFoundError(f"compare: {', '.join(missing)} missing; run `dvc repro score@{name}`")
+    summary = json.loads(paths[0].read_text())
+    tasks = json.loads(paths[1].read_text())
+    return ScoredAgent(summary, task_scores(tasks), pd.read_parquet(paths[2]))
 
 
 def _round(value: float | None) -> float | None:

@@ -1,4 +1,4 @@
-"""The scoring suite beyond the ST-Bench score: intervals, cuts, usage, infra counts, error attribution.
+"""The scoring suite beyond the ST-Bench score: intervals, cuts, usage, infra counts, errors, honesty, MR.
 
 Everything here starts from one table with a row per query of the split (`query_frame`): its task,
 outcome, pass rate (`q`, 0 unless realistic), reward and what the run cost (wall and agent seconds,
@@ -15,11 +15,18 @@ Error attribution follows MoSciBench's three classes, two ways, both without a j
   o4-mini ReAct 31.8 % alignment, 13.6 % modeling, 5.7 % reasoning) and of the failed ones.
   With a judge configured, the step it names for each unattributed failed run is counted apart
   (`judged_unattributed`), never added to the checkpoint classes.
+
+Beside the score: the honesty rate (share of graded artifacts whose reported metrics agree with the
+recomputed ones, `honesty_summary`) and, with a judge configured, MoSciBench's modeling
+reasonableness (`modeling_reasonableness`: the mean 1-5 rating of the judged hand-ins, every judge
+outcome counted apart; `stages.scoring.query.reasonableness`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -30,6 +37,7 @@ from stages.scoring.aggregate.intervals import mean_interval, task_resamples
 from stages.scoring.query.attribution import CLASSES as ATTRIBUTION_CLASSES
 from stages.scoring.query.outcomes import Outcome
 from stages.scoring.query.reasonableness import STAGES as JUDGE_STAGES
+from stages.scoring.query.reasonableness import JudgeIdentity, Verdict, load_verdicts
 from stages.scoring.query.scorer import QueryScore
 
 AXES = ("domain", "difficulty", "category", "modality", "capability", "pipeline_stage",
@@ -190,6 +198,41 @@ def exact_match(frame: pd.DataFrame, hypothesis_tasks: set[str]) -> dict:
     return {"n_queries": len(rows),
             "rate": round(float((rows["q"] >= 1.0).mean()), DIGITS) if len(rows) else None,
             "exec_rate": round(float(rows["exec_ok"].mean()), DIGITS) if len(rows) else None}
+
+
+def honesty_summary(honesty: dict[str, Counter]) -> dict:
+    """Verdict counts and the honesty rate.
+
+    The rate is the share of gradable artifacts whose reported metrics agree with the recomputed
+    ones; an unreported metric counts as not agreeing.
+    """
+    total = sum(honesty.values(), Counter())
+    graded = total["agrees"] + total["disagrees"] + total["unreported"]
+    return {"agrees": total["agrees"], "disagrees": total["disagrees"],
+            "unreported": total["unreported"], "no_artifact": total["None"],
+            "rate": round(total["agrees"] / graded, 6) if graded else None}
+
+
+def summarize_verdicts(verdicts: list[Verdict], model: str | None) -> dict:
+    """MR for the summary: mean score over judged queries and every outcome counted apart."""
+    scores = [v.score for v in verdicts if v.outcome == "judged"]
+    return {
+        "model": model, "judged": len(scores),
+        "judge_unparseable": sum(v.outcome == "judge_unparseable" for v in verdicts),
+        "judge_infra_error": sum(v.outcome == "judge_infra_error" for v in verdicts),
+        "mean": round(sum(scores) / len(scores), 6) if scores else None,
+        "judge_prompt_tokens": sum(v.prompt_tokens or 0 for v in verdicts),
+        "judge_completion_tokens": sum(v.completion_tokens or 0 for v in verdicts),
+    }
+
+
+def modeling_reasonableness(settings, records: list[JournalRecord], path: Path) -> dict:
+    """MR of the split's hand-ins under the configured judge (verdicts of other judges are ignored)."""
+    judge = JudgeIdentity.of(settings)
+    verdicts = load_verdicts(path)
+    found = [verdicts[key] for key in (judge.verdict_key(r) for r in records if r.answer_text is not None)
+             if key in verdicts]
+    return summarize_verdicts(found, settings.model)
 
 
 def suite(frame: pd.DataFrame, task_scores: Mapping[str, float | None], specs: Mapping[str, TaskSpec],

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from stages.catalog import MetricSpec, TaskSpec
-from stages.scoring.query import metrics
+from stages.scoring.query import entities, metrics
 from stages.scoring.query.truth import time_values
 
 FEATURE_FUNCTIONS = ("silhouette",)
@@ -86,11 +86,11 @@ def _graded_rows(metric: MetricSpec, joined: pd.DataFrame, key: str, time: str) 
         joined = joined[keep]
     rows = joined[ROW].to_numpy()
     if grade.timescale == "step":
-        return GradedRows(rows, None, joined[TRUTH], metrics.entity_rows(joined[key]))
+        return GradedRows(rows, None, joined[TRUTH], entities.entity_rows(joined[key]))
     period = time_values(joined, time).dt.to_period(PERIODS[grade.timescale]).astype(str)
     groups = joined.assign(_period=period.to_numpy()).groupby([key, "_period"], sort=True)
     means = groups[[TRUTH]].mean().reset_index()
-    return GradedRows(rows, groups.ngroup().to_numpy(), means[TRUTH], metrics.entity_rows(means[key]))
+    return GradedRows(rows, groups.ngroup().to_numpy(), means[TRUTH], entities.entity_rows(means[key]))
 
 
 def align(task: TaskSpec, truth: pd.DataFrame, rows: pd.DataFrame, key: str) -> Alignment:
@@ -112,11 +112,11 @@ def _pairwise(metric: MetricSpec, graded: GradedRows, values: np.ndarray) -> flo
     if metric.grade.function in LABEL_FUNCTIONS:  # labels compare as they are, never as floats
         return function(graded.obs.astype(str).to_numpy(), sim)
     if metric.grade.aggregate == "pooled":
-        return metrics.finite_score(function, graded.obs.to_numpy(float), sim.astype(float))
-    scores = metrics.per_entity(graded.entities, graded.obs.to_numpy(), sim, function)
+        return entities.finite_score(function, graded.obs.to_numpy(float), sim.astype(float))
+    scores = entities.per_entity(graded.entities, graded.obs.to_numpy(), sim, function)
     if len(scores.values) == 0:
         raise metrics.MetricUndefined(f"no entity has a defined {metric.grade.function}")
-    return metrics.aggregate(list(scores.values.values()), metric.grade.aggregate)
+    return entities.aggregate(list(scores.values.values()), metric.grade.aggregate)
 
 
 def _silhouette(metric: MetricSpec, artifact: pd.DataFrame, truth: pd.DataFrame, key: str) -> float:

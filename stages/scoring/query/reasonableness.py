@@ -18,18 +18,29 @@ The same reply also names the step most likely at fault (`STAGE: alignment|model
 read without the gold: it is used only for a failed run of a checkpointed task whose checkpoints
 decide nothing (`unattributed`, see `stages.scoring.query.attribution`), and counted apart from the
 checkpoint classes. A reply without exactly one such line leaves the run unattributed.
+
+`judge_one` sends one hand-in to the endpoint (`endpoint`: params.yaml `judge`, the key read from
+`judge.api_key_env`) and turns the reply into a `Verdict`; `judge@<agent>` appends the verdicts,
+`score@<agent>` reads them back (`judged_stages` here; the MR summary in
+`stages.scoring.aggregate.suite`).
 """
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
+import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
-from stages.evaluation.journal import JournalRecord
+from stages.evaluation.agents.llm.upstream import Endpoint, send
+from stages.evaluation.journal import JournalRecord, record_key
 from stages.hashing import content_hash
+from stages.params import JudgeParams
 
 TAIL = 3000
 SCORE_LINE = re.compile(r"^\s*SCORE:\s*([1-5])\s*$", re.MULTILINE)
@@ -123,14 +134,64 @@ def load_verdicts(path: Path) -> dict[str, Verdict]:
     return {verdict.key: verdict for verdict in verdicts}
 
 
-def summarize_verdicts(verdicts: list[Verdict], model: str | None) -> dict:
-    """MR for the summary: mean score over judged queries and every outcome counted apart."""
-    scores = [v.score for v in verdicts if v.outcome == "judged"]
-    return {
-        "model": model, "judged": len(scores),
-        "judge_unparseable": sum(v.outcome == "judge_unparseable" for v in verdicts),
-        "judge_infra_error": sum(v.outcome == "judge_infra_error" for v in verdicts),
-        "mean": round(sum(scores) / len(scores), 6) if scores else None,
-        "judge_prompt_tokens": sum(v.prompt_tokens or 0 for v in verdicts),
-        "judge_completion_tokens": sum(v.completion_tokens or 0 for v in verdicts),
-    }
+def pending_hand_ins(queries: pd.DataFrame, records: Mapping[str, JournalRecord], agent_hash: str,
+                     model: str | None, judge: JudgeIdentity,
+                     done: Mapping[str, Verdict]) -> list[tuple[str, JournalRecord]]:
+    """(prompt, record) of every hand-in of the split this judge has no verdict on, or failed to reach."""
+    todo = []
+    for row in queries.itertuples():
+        record = records.get(record_key(row.task_hash, row.query_id, agent_hash, model))
+        if record is None or record.answer_text is None:
+            continue
+        verdict = done.get(judge.verdict_key(record))
+        if verdict is None or verdict.outcome == "judge_infra_error":
+            todo.append((row.prompt, record))
+    return todo
+
+
+def judged_stages(settings, records: Mapping[str, JournalRecord], attributions: Mapping[str, str | None],
+                  path: Path) -> dict[str, str]:
+    """The judge's step (alignment, modeling, reasoning) for each run its checkpoints left unattributed."""
+    judge = JudgeIdentity.of(settings)
+    verdicts = load_verdicts(path)
+    stages = {}
+    for query_id, attribution in attributions.items():
+        if attribution != "unattributed":
+            continue
+        verdict = verdicts.get(judge.verdict_key(records[query_id]))
+        if verdict is not None and verdict.stage is not None:
+            stages[query_id] = verdict.stage
+    return stages
+
+
+def endpoint(settings: JudgeParams) -> Endpoint:
+    """Where the judge's requests go, with the key read from `judge.api_key_env`."""
+    key = os.environ.get(settings.api_key_env) if settings.api_key_env else None
+    if settings.api_key_env and not key:
+        raise RuntimeError(f"judge: the environment variable {settings.api_key_env} (judge.api_key_env) is not set")
+    return Endpoint(url=settings.base_url.rstrip("/") + "/chat/completions", api_key=key,
+                    timeout_s=settings.timeout_s, max_retries=settings.max_retries, backoff_s=2.0,
+                    backoff_max_s=60.0)
+
+
+def judge_one(client: httpx.Client, target: Endpoint, judge: JudgeIdentity, prompt: str,
+              record: JournalRecord) -> Verdict:
+    """Ask the judge about one record; the reply becomes one of the three outcomes."""
+    request = {"model": judge.model, "messages": judge_messages(prompt, record), "temperature": judge.temperature,
+               "max_tokens": judge.max_tokens}
+    if judge.seed is not None:
+        request["seed"] = judge.seed
+    reply = send(client, target, request)
+    base = {"key": judge.verdict_key(record), "record_key": record.key, "query_id": record.query_id}
+    if reply.infra_error is not None or reply.status != 200 or not reply.body:
+        return Verdict(**base, outcome="judge_infra_error", error=reply.infra_error or f"HTTP {reply.status}")
+    try:
+        raw = reply.body["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raw = None
+    usage = reply.body.get("usage") or {}
+    score = parse_verdict(raw)
+    return Verdict(**base, outcome="judged" if score is not None else "judge_unparseable", score=score,
+                   stage=parse_stage(raw), raw=raw,
+                   model_reported=reply.body.get("model"), prompt_tokens=usage.get("prompt_tokens"),
+                   completion_tokens=usage.get("completion_tokens"))

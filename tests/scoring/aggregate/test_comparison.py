@@ -3,9 +3,15 @@ import json
 import pandas as pd
 import pytest
 
-from stages.scoring.aggregate.comparison import ScoredAgent, compare, cost_ratio, frontier, parallelism
+from stages.scoring.aggregate.comparison import (
+    ScoredAgent,
+    compare,
+    cost_ratio,
+    frontier,
+    load_scored,
+    parallelism,
+)
 from stages.scoring.aggregate.suite import COLUMNS
-from stages.scoring.compare import load_scored
 
 
 def agent(rows: list[tuple[str, str, str, float, float, int]], tasks: dict[str, float | None]) -> ScoredAgent:

@@ -11,9 +11,11 @@ from stages.scoring.aggregate.suite import (
     infra,
     query_frame,
     suite,
+    summarize_verdicts,
     usage,
 )
 from stages.scoring.query.outcomes import Outcome
+from stages.scoring.query.reasonableness import Verdict
 from stages.scoring.query.scorer import QueryScore
 
 
@@ -124,3 +126,15 @@ def test_exact_match_counts_scored_hypothesis_queries_only():
     table["exec_ok"] = [True, False, False, True]
     assert exact_match(table, {"h"}) == {"n_queries": 2, "rate": 0.5, "exec_rate": 0.5}
     assert exact_match(table, set()) == {"n_queries": 0, "rate": None, "exec_rate": None}
+
+
+def test_the_summary_counts_outcomes_apart_and_averages_judged_scores_only():
+    verdicts = [Verdict(key="1", record_key="r", query_id="q", outcome="judged", score=4, prompt_tokens=10,
+                        completion_tokens=2),
+                Verdict(key="2", record_key="r", query_id="q", outcome="judged", score=1),
+                Verdict(key="3", record_key="r", query_id="q", outcome="judge_unparseable", raw="?", prompt_tokens=7),
+                Verdict(key="4", record_key="r", query_id="q", outcome="judge_infra_error", error="HTTP 500")]
+    assert summarize_verdicts(verdicts, "judge-2026") == {
+        "model": "judge-2026", "judged": 2, "judge_unparseable": 1, "judge_infra_error": 1, "mean": 2.5,
+        "judge_prompt_tokens": 17, "judge_completion_tokens": 2}
+    assert summarize_verdicts([], None)["mean"] is None
