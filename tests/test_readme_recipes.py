@@ -126,7 +126,8 @@ def test_every_source_has_the_files_and_names_the_recipe_lists(key):
     reader = ROOT / "stages" / "sources" / key / "__init__.py"
     assert {"CITATION", "LICENSE", "Params", "read"} <= top_level_names(reader)
     assert "doi" in ast.get_docstring(ast.parse(reader.read_text())).lower() or key == "control"
-    assert key in SYNTHESIZERS and {"Params", "write"} <= top_level_names(ROOT / "stages" / "synthesize" / key / "__init__.py")
+    synthesizer = ROOT / "stages" / "synthesize" / key / "__init__.py"
+    assert key in SYNTHESIZERS and {"Params", "write"} <= top_level_names(synthesizer)
     assert key in params.synthesize and set(params.synthesize[key].scales) == {"tiny", "default", "full"}
     assert params.ingest[key].raw_dir == f"raw/synthetic/{key}"
     assert (ROOT / "tests" / "sources" / f"test_{key}.py").is_file()
