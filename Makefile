@@ -101,7 +101,7 @@ bench: install
 
 # Mutation testing: each module in benchmarks/mutation.py's MODULE_TESTS (the one list of modules and the
 # tests that cover them) against only those tests; counts in processed/metrics/mutation.json.
-# A subset: make mutation MODULES="stages/scoring stages/construction/scopes.py"
+# A subset: make mutation MODULES="stages/scoring/query stages/construction/scopes.py"
 MODULES ?=
 mutation: install
 	python -m benchmarks.mutation --work $(CACHE)/mutation $(MODULES)

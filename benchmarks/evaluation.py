@@ -11,7 +11,7 @@
 - `scoring_throughput`: ST-Bench scoring of synthetic journal results for a two-metric graded task
   (outcome, realistic filter, targets, references, reward), then the task and system summary with
   bootstrap intervals. Results per second over the whole batch (target >= 100,000). These are
-  answers only: no artifact is parsed, so the forked reader of `stages.grading.confined` (one
+  answers only: no artifact is parsed, so the forked reader of `stages.scoring.query.confined` (one
   child per graded artifact) is not in this figure.
 - `llm_latency`: an `llm` agent (ReAct: one `python` call that hands in an answer, then `submit`)
   through the whole harness (`flows.evaluate`, the sandbox, the loop in it, the proxy) against a
@@ -53,13 +53,13 @@ from stages.evaluation.agents.llm.scripted import Request, ScriptedLLM, Turn
 from stages.evaluation.journal import Journal
 from stages.evaluation.program import AgentProgram
 from stages.evaluation.runner import run_query
-from stages.grading.artifacts import parse_artifact, read_artifact
 from stages.layout import BENCHMARK, CATALOG, METRICS, RUNS, journal_path
 from stages.sandbox import Limits
-from stages.scoring.aggregate import summarize
-from stages.scoring.intervals import mean_interval, task_resamples
-from stages.scoring.outcomes import Execution
-from stages.scoring.query import Grading, score_query
+from stages.scoring.aggregate.intervals import mean_interval, task_resamples
+from stages.scoring.aggregate.summary import summarize
+from stages.scoring.query.artifacts import parse_artifact, read_artifact
+from stages.scoring.query.outcomes import Execution
+from stages.scoring.query.scorer import Grading, score_query
 from stages.yamlfile import read_yaml
 
 TASK = CATALOG / "camels" / "camels-model-comparison" / "task.yaml"

@@ -22,14 +22,9 @@ from prefect.futures import as_completed
 
 from flows.prefect_api import prefect_api, publish, run_flow
 from flows.runners import task_runner
-from stages.evaluation.harness import (
-    AgentSetup,
-    benchmark_id,
-    evaluate_query,
-    load_split,
-    pending_queries,
-    setup_agent,
-)
+from stages.built_benchmark import benchmark_id, load_split
+from stages.evaluation.agents.identity import AgentSetup, setup_agent
+from stages.evaluation.harness import evaluate_query, pending_queries
 from stages.evaluation.journal import Journal, JournalRecord
 from stages.evaluation.runner import sandbox_limits
 from stages.layout import BENCHMARK, RUNS, journal_path

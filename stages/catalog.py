@@ -65,7 +65,7 @@ class Tags(Strict):
 class GradeSpec(Strict):
     """How the harness computes a metric from the agent's artifact and the query's hidden truth.
 
-    `function` names a metric of `stages.grading.metrics` (`nse`, `kge`, `rmse`, ..., `silhouette`);
+    `function` names a metric of `stages.scoring.query.metrics` (`nse`, `kge`, `rmse`, ..., `silhouette`);
     `column` is the artifact column compared with the truth; `aggregate` is `median`/`mean` of the
     per-entity values or `pooled` (one value over every graded row).
 
@@ -175,7 +175,7 @@ class ArtifactSpec(Strict):
     """What a metric task's agent hands in besides `answer.json`: a Parquet file in `work/`.
 
     `key` columns identify a row (their dtypes come from the repository); `columns` are the values.
-    Which rows are required follows from the task's truth (`stages.grading.truth`).
+    Which rows are required follows from the task's truth (`stages.scoring.query.truth`).
     """
 
     file: str = Field(pattern=r"^[a-z][a-z0-9_]*\.parquet$")
@@ -185,7 +185,7 @@ class ArtifactSpec(Strict):
 
 
 # The per-entity profile features a `profiles` truth may name, with the definitions its prompt
-# states; stages.grading.profiles computes them.
+# states; stages.scoring.query.profiles computes them.
 PROFILE_DEFINITIONS = {
     "mean": "the mean of the observed values",
     "std": "the population standard deviation of the observed values",
@@ -208,9 +208,9 @@ class TruthSpec(Strict):
     - `held_out_entities`: `column` is withheld on every time step of a seeded `test_share` of
       the scope's entities (prediction where nothing was measured).
     - `signatures`: nothing is withheld; the truth is the benchmark's hydrological signature space
-      of the scope's entities (`stages.grading.signatures`), in which a partition is graded.
+      of the scope's entities (`stages.scoring.query.signatures`), in which a partition is graded.
     - `profiles`: nothing is withheld; the truth is the per-entity feature space `features` of
-      `column` (`stages.grading.profiles`), in which a partition is graded.
+      `column` (`stages.scoring.query.profiles`), in which a partition is graded.
     - `labels`: `column` of `table` (the entities table) is removed from the public files; the
       truth is each entity's label.
 

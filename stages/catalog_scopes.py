@@ -1,11 +1,15 @@
 """Scope libraries (`catalog/<domain>/scopes.yaml`), and the YAML reading every catalog file shares.
 
 A scope is a named slice of a domain (ST-Bench §2.2): which entities and which period a query
-covers. `stages.construction.scopes` resolves one against a repository.
+covers. `stages.construction.scopes` resolves one against a repository and renders it into the
+prompt's scope block; `parse_scope_block` reads that block back (annotators, agents and the scorer
+do), so it sits here, below construction and scoring alike.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal
@@ -15,7 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stages import yamlfile
 
-__all__ = ["CatalogError", "QueryBounds", "ScopeLibrary", "ScopeSpec", "Strict", "load_scopes", "read_yaml"]
+__all__ = ["CatalogError", "QueryBounds", "ScopeLibrary", "ScopeSpec", "Strict", "load_scopes", "parse_scope_block",
+           "read_yaml"]
+
+SCOPE_BLOCK = re.compile(r"## Scope\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
 
 
 class Strict(BaseModel):
@@ -83,3 +90,11 @@ def load_scopes(domain_dir: Path) -> dict[str, ScopeSpec]:
     except ValidationError as error:
         raise CatalogError(f"{path}: {error}") from error
     return {scope.name: scope for scope in library.bounded()}
+
+
+def parse_scope_block(prompt: str) -> dict:
+    """Read the JSON scope block back out of a rendered prompt (what agents and annotators do)."""
+    match = SCOPE_BLOCK.search(prompt)
+    if match is None:
+        raise ValueError("prompt has no '## Scope' block with a ```json fence")
+    return json.loads(match.group("json"))

@@ -7,24 +7,15 @@ domain. Only public task properties are read (the built `task.yaml` of each kept
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
 from pathlib import Path
 
 import pandas as pd
 
+from stages.built_benchmark import built_specs
 from stages.catalog import STBENCH_CATEGORIES, TaskSpec
-from stages.layout import task_dir
-from stages.yamlfile import read_yaml
 
 TAG_AXES = ("capability", "pipeline_stage", "cognitive_skill", "mas_challenge")
-
-
-def built_specs(benchmark: Path) -> dict[str, TaskSpec]:
-    """The spec of every task the benchmark kept, by id."""
-    kept = json.loads((benchmark / "benchmark.json").read_text())["tasks"]
-    return {task_id: TaskSpec.model_validate(read_yaml(task_dir(benchmark, task_id) / "private" / "task.yaml"))
-            for task_id in kept}
 
 
 def _counts(values) -> dict[str, int]:

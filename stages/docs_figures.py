@@ -20,10 +20,10 @@ from stages.catalog_scopes import ScopeLibrary, read_yaml
 from stages.catalog_summary import TAG_AXES
 from stages.evaluation.agents import AGENTS
 from stages.evaluation.agents.scripts.reference_models import MODELS
-from stages.grading.grade import FEATURE_FUNCTIONS
-from stages.grading.metrics import METRICS
 from stages.layout import CATALOG
 from stages.params import load_params
+from stages.scoring.query.grade import FEATURE_FUNCTIONS
+from stages.scoring.query.metrics import METRICS
 from stages.sources import SOURCES
 
 OUT = Path("docs/generated/catalog.md")
@@ -95,7 +95,7 @@ def catalog_page(tasks: list[CatalogTask], domains: list[str], sources_of: dict[
     lines += table(["registry", "names"], [
         ["sources (`stages/sources/__init__.py` `SOURCES`)", ", ".join(f"`{s}`" for s in SOURCES)],
         ["agent kinds (`stages/evaluation/agents/__init__.py` `AGENTS`)", ", ".join(f"`{k}`" for k in AGENTS)],
-        ["metric functions (`stages/grading/metrics.py` `METRICS`, `grade.py` `FEATURE_FUNCTIONS`)",
+        ["metric functions (`stages/scoring/query/metrics.py` `METRICS`, `grade.py` `FEATURE_FUNCTIONS`)",
          ", ".join(f"`{m}`" for m in [*METRICS, *FEATURE_FUNCTIONS])],
         ["reference models (`reference_models.py` `MODELS`)", ", ".join(f"`{m}`" for m in MODELS)]])
     lines += ["## Agents `make run` evaluates (`evaluate.agents`)", ""]

@@ -355,7 +355,7 @@ def test_scoring_again_gives_byte_identical_metrics(built):
     project, env = built["project"], built["env"]
     files = [project / "processed/metrics/oracle.json", project / "processed/metrics/oracle.tasks.json"]
     before = [path.read_bytes() for path in files]
-    run([sys.executable, "-m", "stages.score", "oracle"], project, env)
+    run([sys.executable, "-m", "stages.scoring.score", "oracle"], project, env)
     assert [path.read_bytes() for path in files] == before
     tasks = json.loads(files[1].read_text())["tasks"]
     assert all(entry["score"] == 100.0 for entry in tasks.values())

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from stages.catalog import CatalogError, load_catalog
 from stages.domains import ALIGNERS
 from stages.evaluation.agents import AGENTS, QueryContext
-from stages.evaluation.harness import setup_agent
+from stages.evaluation.agents.identity import setup_agent
 from stages.evaluation.program import AgentProgram
 from stages.ingest import ingest
 from stages.params import AgentParams, ParamsError, load_params

@@ -17,7 +17,7 @@ from stages.evaluation.journal import Journal, JournalRecord
 from stages.evaluation.program import AgentProgram, Attempt
 from stages.evaluation.runner import run_query
 from stages.sandbox import Limits
-from stages.scoring.outcomes import Execution, classify
+from stages.scoring.query.outcomes import Execution, classify
 
 ATTACKS_DIR = Path(__file__).parent / "attacks"
 PROMPT = "Report the Nash-Sutcliffe efficiency of your model as metric `nse`.\n"

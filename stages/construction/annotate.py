@@ -8,7 +8,7 @@ sandbox). What it hands in is graded like an agent's hand-in:
   writes `work/bootstrap.json` (the statistic on resamples of the scope's entities), from which the
   query's tolerance is set, or the query is discarded as unstable.
 A task with checkpoints (`TaskSpec.checkpoints`) has the annotator write them too; they are kept
-with the gold, as JSON records, for `stages.scoring.attribution`.
+with the gold, as JSON records, for `stages.scoring.query.attribution`.
 Verification re-runs the script in a fresh sandbox and checks that it reproduces the gold within
 tolerance (and its checkpoints) and that the gold clears the task's own targets (including its
 reference models). A kept query's re-run is kept with its private files, where the oracle agent is
@@ -30,15 +30,15 @@ from stages.construction.drawing import Discard, Query, answers_agree
 from stages.evaluation.program import AgentProgram, Attempt
 from stages.evaluation.runner import run_query
 from stages.evaluation.verify_run import write_verify_run
-from stages.grading.recompute import recompute
-from stages.grading.references import read_references
 from stages.layout import verify_run_dir
 from stages.sandbox import Limits
-from stages.scoring.attribution import CheckpointError, read_checkpoint
-from stages.scoring.attribution import matches as checkpoint_matches
-from stages.scoring.attribution import records as checkpoint_records
-from stages.scoring.outcomes import Execution, Outcome
-from stages.scoring.query import GoldError, Grading, other_references, score_query
+from stages.scoring.query.attribution import CheckpointError, read_checkpoint
+from stages.scoring.query.attribution import matches as checkpoint_matches
+from stages.scoring.query.attribution import records as checkpoint_records
+from stages.scoring.query.outcomes import Execution, Outcome
+from stages.scoring.query.recompute import recompute
+from stages.scoring.query.references import read_references
+from stages.scoring.query.scorer import GoldError, Grading, other_references, score_query
 
 BOOTSTRAP_FILE = "bootstrap.json"
 

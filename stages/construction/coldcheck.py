@@ -17,9 +17,9 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from stages.catalog_scopes import parse_scope_block
 from stages.construction import annotate
 from stages.construction.benchmark import read_spec, sample_queries
-from stages.construction.scopes import parse_scope_block
 from stages.evaluation.runner import sandbox_limits
 from stages.hashing import write_json
 from stages.layout import BENCHMARK, task_dir

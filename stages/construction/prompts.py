@@ -12,7 +12,7 @@ from string import Template
 
 from stages.catalog import AnswerSpec, TaskSpec
 from stages.construction.scopes import ResolvedScope, render_scope_block
-from stages.grading.truth import held_out, rows_rule, test_start
+from stages.scoring.query.truth import held_out, rows_rule, test_start
 
 ANSWER_BLOCK = re.compile(r"## Answer format\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
 ARTIFACT_BLOCK = re.compile(r"## Artifact\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)

@@ -8,7 +8,6 @@ annotator script, which reads the same block).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from datetime import date
 
@@ -16,9 +15,6 @@ import numpy as np
 import pandas as pd
 
 from stages.catalog_scopes import ScopeSpec
-
-SCOPE_BLOCK = re.compile(r"## Scope\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
-
 
 TIMELESS = date(1970, 1, 1)  # the span of a repository without a time axis (see `ResolvedScope.timeless`)
 
@@ -135,17 +131,12 @@ def resolve_scope(
 
 
 def render_scope_block(scope: ResolvedScope) -> str:
-    """Render the prompt's scope block: the description, then the JSON an agent can parse."""
+    """Render the prompt's scope block: the description, then the JSON an agent can parse.
+
+    `stages.catalog_scopes.parse_scope_block` reads it back (its `SCOPE_BLOCK` matches this layout).
+    """
     period = "" if scope.timeless else f", {scope.start.isoformat()} to {scope.end.isoformat()}"
     return (
         f"## Scope\n\n{scope.description} ({len(scope.entities)} {scope.entity_key} values{period}).\n\n"
         f"```json\n{json.dumps(scope.block(), sort_keys=True)}\n```\n"
     )
-
-
-def parse_scope_block(prompt: str) -> dict:
-    """Read the JSON scope block back out of a rendered prompt (what agents and annotators do)."""
-    match = SCOPE_BLOCK.search(prompt)
-    if match is None:
-        raise ValueError("prompt has no '## Scope' block with a ```json fence")
-    return json.loads(match.group("json"))

@@ -9,7 +9,7 @@ discarded here, at stage `screen`, with the same reasons' words, and no annotato
 
 The screen only drops what is certain to be dropped later: a query it keeps may still be discarded
 at label or verify, and a query it drops could not have been kept (the gold has to be a value in
-the metric's valid range; `stages.scoring.checks` refuses anything outside it as unrealistic).
+the metric's valid range; `stages.scoring.query.checks` refuses anything outside it as unrealistic).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from pathlib import Path
 
 from stages.catalog import TaskSpec
 from stages.construction.drawing import Discard, Query
-from stages.grading.references import read_references
-from stages.scoring.checks import lower_is_better
-from stages.scoring.query import GoldError, Grading, beats_references
+from stages.scoring.query.checks import lower_is_better
+from stages.scoring.query.references import read_references
+from stages.scoring.query.scorer import GoldError, Grading, beats_references
 
 
 def best_value(low: float | None, high: float | None, lower: bool) -> float | None:

@@ -10,7 +10,7 @@ Layout under a built task (`stages.layout.task_dir`)::
     private/task.yaml
 
 A query sees nothing outside its scope (no other entity, no day after its end) and, for a task with
-a truth, not the evaluation target (see `stages.grading.truth`). Reference models are graded here,
+a truth, not the evaluation target (see `stages.scoring.query.truth`). Reference models are graded here,
 on the scorer side, against the truth.
 """
 
@@ -27,11 +27,11 @@ from stages.catalog import CatalogTask
 from stages.construction.drawing import Discard, Query, data_readme
 from stages.construction.native import stage_native
 from stages.construction.prompts import ARTIFACT_BLOCK
-from stages.grading.references import grade_references
-from stages.grading.truth import TIMESTAMP_COLUMNS, YEAR_COLUMNS, instants, withhold
 from stages.hashing import write_json
 from stages.layout import REPOSITORIES
 from stages.repository import write_parquet, write_tables
+from stages.scoring.query.references import grade_references
+from stages.scoring.query.truth import TIMESTAMP_COLUMNS, YEAR_COLUMNS, instants, withhold
 from stages.tables import Table
 
 

@@ -21,19 +21,19 @@ from pathlib import Path
 import pandas as pd
 
 from stages.catalog import load_catalog
+from stages.catalog_scopes import parse_scope_block
 from stages.construction import annotate, drawing, staging
-from stages.construction.scopes import parse_scope_block
 from stages.evaluation.agents import AGENTS
 from stages.evaluation.harness import run_attempt
 from stages.evaluation.program import QueryContext
 from stages.evaluation.runner import sandbox_limits
-from stages.grading.recompute import recompute
 from stages.layout import CATALOG, REPOSITORIES, task_dir
 from stages.params import load_params
 from stages.repository import read_manifest, read_table
-from stages.scoring.attribution import attribute
-from stages.scoring.outcomes import Execution
-from stages.scoring.query import score_query
+from stages.scoring.query.attribution import attribute
+from stages.scoring.query.outcomes import Execution
+from stages.scoring.query.recompute import recompute
+from stages.scoring.query.scorer import score_query
 
 FLOORS_AND_CANDIDATE = "heuristic,fabricate,nodata,defensive"
 

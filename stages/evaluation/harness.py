@@ -2,76 +2,23 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import json
 import os
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
-from stages.catalog import TaskSpec
+from stages.built_benchmark import built_task
 from stages.evaluation import verify_run
-from stages.evaluation.agents import AGENTS, IDENTITIES, QueryContext
-from stages.evaluation.agents.builtin import RUN_OPTIONS
+from stages.evaluation.agents import AGENTS, QueryContext
+from stages.evaluation.agents.identity import AgentSetup
 from stages.evaluation.journal import JournalRecord, record_key
-from stages.evaluation.program import AgentProgram, Attempt, Binding, ServiceReport, directory_hash
+from stages.evaluation.program import AgentProgram, Attempt, Binding, ServiceReport
 from stages.evaluation.runner import run_query
-from stages.hashing import content_hash
 from stages.layout import task_dir
-from stages.params import AgentParams, PriceTable
 from stages.sandbox import Limits
-from stages.yamlfile import read_yaml
-
-
-@dataclass(frozen=True)
-class AgentSetup:
-    """A configured agent: its name, params and the hash that keys its journal records."""
-
-    name: str
-    params: AgentParams
-    agent_hash: str
-    model: str | None
-    prices: PriceTable | None = None  # not part of the hash: a new price table re-runs nothing
-
-
-def setup_agent(name: str, params: AgentParams, prices: PriceTable | None = None) -> AgentSetup:
-    """Hash the agent's kind, options and (for external programs) the bytes of its agent_dir.
-
-    A kind in `IDENTITIES` is hashed by what defines it only: an llm agent by its strategy, model,
-    generation settings, prompt variants, bounds and loop code, not by how the model is reached.
-    """
-    if params.kind not in AGENTS:
-        raise KeyError(f"agent {name}: unknown kind {params.kind!r}; known: {sorted(AGENTS)}")
-    agent_dir = params.options.get("agent_dir")
-    files = directory_hash(Path(agent_dir)) if agent_dir else None
-    chosen = {k: v for k, v in params.options.items() if k not in RUN_OPTIONS}  # how it runs, not what
-    options = IDENTITIES[params.kind](chosen) if params.kind in IDENTITIES else chosen
-    agent_hash = content_hash([params.kind, options, files])
-    model = params.options.get("model")
-    model = model.get("model") if isinstance(model, dict) else model  # a command agent's model access
-    return AgentSetup(name, params, agent_hash, model, prices)
-
-
-def load_split(benchmark: Path, split: str) -> pd.DataFrame:
-    """The queries of one split, sorted by task then query id."""
-    queries = pd.read_parquet(benchmark / "queries.parquet")
-    chosen = queries[queries["split"] == split]
-    return chosen.sort_values(["task_id", "query_id"]).reset_index(drop=True)
-
-
-def benchmark_id(benchmark: Path) -> str:
-    """The content id of the built benchmark."""
-    return json.loads((benchmark / "benchmark.json").read_text())["benchmark_id"]
-
-
-@functools.cache
-def built_task(benchmark: Path, task_id: str) -> TaskSpec:
-    """The spec of a built task, as the benchmark recorded it."""
-    path = task_dir(benchmark, task_id) / "private" / "task.yaml"
-    return TaskSpec.model_validate(read_yaml(path))
 
 
 def store_artifact(artifacts: Path, data: bytes) -> str:

@@ -79,7 +79,7 @@ class Errors(Record):
 
 
 class Attribution(Record):
-    """Failed runs of the checkpointed tasks by checkpoint class (`stages.scoring.attribution`)."""
+    """Failed runs of the checkpointed tasks by checkpoint class (`stages.scoring.query.attribution`)."""
 
     n_runs: int = 0
     n_failed: int = 0
@@ -205,7 +205,7 @@ class ValidityTask(Record):
 
 
 class ValidityReport(Record):
-    """`processed/reports/validity.json` (stages/validity.py)."""
+    """`processed/reports/validity.json` (stages/scoring/validity.py)."""
 
     agents: list[str]
     tasks: dict[str, ValidityTask]

@@ -19,8 +19,8 @@ from stages.report.formatting import (
     fmt_usd,
 )
 from stages.report.inputs import AgentMetrics, Comparison, ReportInputs, ValidityReport
-from stages.scoring.outcomes import Outcome
-from stages.scoring.suite import AXES, MOSCIBENCH_SHARES
+from stages.scoring.aggregate.suite import AXES, MOSCIBENCH_SHARES
+from stages.scoring.query.outcomes import Outcome
 
 OUTCOMES = [outcome.value for outcome in Outcome]
 # The cut axes the scoring suite writes, in the order the report shows them; others follow sorted.

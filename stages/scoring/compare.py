@@ -1,142 +1,35 @@
-"""Compare agents scored on one split: ST-Bench's system metrics against a baseline agent (SA).
+"""DVC entry point `compare`: every evaluated agent against the baseline -> processed/metrics/compare.json.
 
-- `win_rate`: share of tasks scored for both where the agent's task score beats the baseline's.
-- `delta_perf`: mean over those tasks of (score_M - score_SA), in points, with a paired bootstrap
-  interval over the queries both were scored on (`intervals.paired_delta`).
-- `rho_time`, `rho_token`: mean over shared scored queries of the per-query cost ratio M / SA
-  (wall seconds; tokens). A query whose baseline cost is 0 has no ratio and is skipped; when no
-  query has one the ratio is None (agents that use no tokens have no token ratio).
-- `eta_time`, `eta_token`: `delta_perf / max(rho - 1, 0.1)` (ST-Bench efficiency).
-- `frontier`: agents no other agent beats on both rho_time (lower) and delta_perf (higher).
-- `parallelism`: summed query wall time / summed agent time (1.0 when the agent works serially).
-- `generalizability`: gen = mean over tasks (score_task-trained - score_category-trained).
+Reads what `score@<agent>` wrote for each agent of `evaluate.agents` (the summary in
+`processed/metrics/<agent>.json`, the task scores in `<agent>.tasks.json`, the per-query scores in
+`processed/scores/<agent>.parquet`); the baseline and the generalizability pairs come from
+params.yaml `scoring`. Nothing here re-runs or re-scores an agent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-
-import pandas as pd
-
-from stages.scoring.aggregate import delta_perf, efficiency, win_rate
-from stages.scoring.intervals import paired_delta
-from stages.scoring.outcomes import Outcome
-
-DIGITS = 6
+from stages.hashing import write_json
+from stages.layout import METRICS
+from stages.params import load_params
+from stages.scoring.aggregate.comparison import compare, load_scored
 
 
-@dataclass(frozen=True)
-class ScoredAgent:
-    """What `compare` reads of one agent: its summary, per-task scores and per-query table."""
-
-    summary: dict
-    tasks: dict[str, float | None]
-    queries: pd.DataFrame
-
-    def scored(self) -> pd.DataFrame:
-        """The queries that were scored (not infra errors)."""
-        return self.queries[self.queries["outcome"] != Outcome.INFRA_ERROR.value]
-
-    def q_values(self) -> dict[str, dict[str, float]]:
-        """Task id -> query id -> q of the scored queries."""
-        frame = self.scored()
-        return {task: dict(zip(group["query_id"], group["q"], strict=True))
-                for task, group in frame.groupby("task_id", sort=True)}
+def main() -> None:
+    """Compare every agent of `evaluate.agents` on the evaluated split."""
+    params = load_params()
+    settings = params.scoring
+    agents = {name: load_scored(name) for name in params.evaluate.agents}
+    splits = {agent.summary["split"] for agent in agents.values()}
+    if splits != {params.evaluate.split}:
+        raise ValueError(f"compare: agents were scored on {sorted(splits)}, params say "
+                         f"{params.evaluate.split!r}; re-run the score stages")
+    pairs = [(pair.task_trained, pair.category_trained) for pair in settings.generalizability]
+    result = compare(agents, settings.baseline, pairs, settings.resamples, settings.seed, settings.level)
+    write_json(METRICS / "compare.json", {"split": params.evaluate.split, **result})
+    if settings.baseline:
+        print(f"compare: {len(agents)} agents against {settings.baseline}; "
+              f"frontier {', '.join(result['frontier'])}")
 
 
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(float(value), DIGITS)
-
-
-def cost_ratio(agent: ScoredAgent, baseline: ScoredAgent, column: str) -> float | None:
-    """Mean per-query ratio agent / baseline of one cost column over shared scored queries."""
-    shared = agent.scored().merge(baseline.scored(), on=["task_id", "query_id"], suffixes=("", "_sa"))
-    shared = shared[shared[f"{column}_sa"] > 0]
-    if shared.empty:
-        return None
-    return float((shared[column] / shared[f"{column}_sa"]).mean())
-
-
-def per_query(agent: ScoredAgent, column: str) -> float | None:
-    """Mean of one cost column per query of the split (infra errors included: they were paid)."""
-    frame = agent.queries
-    if not len(frame) or frame[column].isna().any():  # an unknown cost makes the mean unknown
-        return None
-    return _round(frame[column].mean())
-
-
-def parallelism(agent: ScoredAgent) -> float | None:
-    """Summed wall time / summed agent time over the split's queries."""
-    frame = agent.queries
-    total = float(frame["agent_seconds"].sum())
-    return _round(float(frame["wall_seconds"].sum()) / total) if total > 0 else None
-
-
-def agent_entry(agent: ScoredAgent) -> dict:
-    """The per-agent row of compare.json."""
-    summary = agent.summary
-    return {
-        "score": summary["score"], "score_ci": summary.get("score_ci"),
-        "outcomes": summary["outcomes"], "realistic_rate": summary["realistic_rate"],
-        "pass_rate_given_realistic": summary["pass_rate_given_realistic"],
-        "wall_seconds_per_query": per_query(agent, "wall_seconds"),
-        "tokens_per_query": per_query(agent, "tokens"),
-        "cost_usd_per_query": per_query(agent, "cost_usd"),
-        "parallelism": parallelism(agent),
-    }
-
-
-def versus(agent: ScoredAgent, baseline: ScoredAgent, resamples: int, seed: int, level: float) -> dict:
-    """ST-Bench system metrics of one agent against the baseline."""
-    delta = delta_perf(agent.tasks, baseline.tasks)
-    ci = paired_delta(agent.q_values(), baseline.q_values(), resamples, seed, level)
-    rho_time = cost_ratio(agent, baseline, "wall_seconds")
-    rho_token = cost_ratio(agent, baseline, "tokens")
-    return {
-        "win_rate": _round(win_rate(agent.tasks, baseline.tasks)),
-        "delta_perf": _round(delta),
-        "delta_ci": ci.as_dict() if ci else None,
-        "rho_time": _round(rho_time),
-        "rho_token": _round(rho_token),
-        "eta_time": _round(efficiency(delta, rho_time)) if rho_time is not None else None,
-        "eta_token": _round(efficiency(delta, rho_token)) if rho_token is not None else None,
-    }
-
-
-def frontier(points: Mapping[str, tuple[float | None, float | None]]) -> list[str]:
-    """Names of the points (rho_time, delta_perf) no other point beats on both (ties allowed)."""
-    valid = {name: p for name, p in points.items() if p[0] is not None and p[1] is not None}
-    kept = []
-    for name, (rho, delta) in sorted(valid.items()):
-        dominated = any(
-            other != name and o_rho <= rho and o_delta >= delta and (o_rho < rho or o_delta > delta)
-            for other, (o_rho, o_delta) in valid.items()
-        )
-        if not dominated:
-            kept.append(name)
-    return kept
-
-
-def generalizability(agents: Mapping[str, ScoredAgent], pairs: list[tuple[str, str]]) -> list[dict]:
-    """ST-Bench gen for each (task-trained, category-trained) pair of configurations."""
-    return [{"task_trained": task, "category_trained": category,
-             "gen": _round(delta_perf(agents[task].tasks, agents[category].tasks))}
-            for task, category in pairs]
-
-
-def compare(agents: Mapping[str, ScoredAgent], baseline: str | None, pairs: list[tuple[str, str]],
-            resamples: int, seed: int, level: float) -> dict:
-    """The content of compare.json (without the split, which the caller adds)."""
-    result = {"baseline": baseline,
-              "agents": {name: agent_entry(agents[name]) for name in sorted(agents)},
-              "versus_baseline": {}, "frontier": [],
-              "generalizability": generalizability(agents, pairs)}
-    if baseline is None:
-        return result
-    versus_all = {name: versus(agents[name], agents[baseline], resamples, seed, level)
-                  for name in sorted(agents)}
-    result["versus_baseline"] = versus_all
-    result["frontier"] = frontier({name: (v["rho_time"], v["delta_perf"]) for name, v in versus_all.items()})
-    return result
-
+if __name__ == "__main__":
+    main()

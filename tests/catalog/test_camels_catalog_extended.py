@@ -20,7 +20,7 @@ from stages.catalog import load_catalog, load_scopes
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope
 from stages.evaluation.agents.scripts.reference_models import MODELS
-from stages.grading.metrics import METRICS
+from stages.scoring.query.metrics import METRICS
 
 sys.path.insert(0, str(ANNOTATOR_LIB))
 import camels_annotator as annotator  # noqa: E402

@@ -25,9 +25,9 @@ from sklearn.metrics import silhouette_score
 from stages.catalog import CatalogTask
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope
-from stages.grading.artifacts import read_artifact
-from stages.grading.signatures import signature_space
 from stages.sandbox.workspace import make_workspace
+from stages.scoring.query.artifacts import read_artifact
+from stages.scoring.query.signatures import signature_space
 
 
 def known_scope(gauges: list[str], start: date, end: date) -> ResolvedScope:

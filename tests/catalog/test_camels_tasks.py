@@ -42,11 +42,11 @@ from stages.construction.drawing import Query, extract_tables
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope, ScopeUnavailable, resolve_scope
 from stages.construction.staging import stage_query, stage_task
-from stages.grading.artifacts import read_artifact
-from stages.grading.signatures import SIGNATURE_DEFINITIONS, basin_signatures
 from stages.hashing import content_hash
 from stages.repository import read_manifest, read_table
 from stages.sandbox.workspace import make_workspace
+from stages.scoring.query.artifacts import read_artifact
+from stages.scoring.query.signatures import SIGNATURE_DEFINITIONS, basin_signatures
 from stages.synthesize import camels_us as camels_synth
 
 TASK_IDS = [

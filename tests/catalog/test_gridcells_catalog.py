@@ -31,9 +31,9 @@ from stages.evaluation.program import AgentProgram
 from stages.evaluation.runner import run_query
 from stages.repository import read_table
 from stages.sandbox import Limits
-from stages.scoring.attribution import attribute
-from stages.scoring.outcomes import Execution
-from stages.scoring.query import score_query
+from stages.scoring.query.attribution import attribute
+from stages.scoring.query.outcomes import Execution
+from stages.scoring.query.scorer import score_query
 from stages.synthesize import hdf
 
 ROOT = Path(__file__).resolve().parents[2]

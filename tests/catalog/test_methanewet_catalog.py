@@ -23,7 +23,7 @@ from sklearn.metrics import silhouette_score
 from stages.catalog import CatalogTask, load_scopes, load_task
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope
-from stages.grading.profiles import profile_space
+from stages.scoring.query.profiles import profile_space
 
 DOMAIN = CATALOG / "methanewet"
 LIBRARY = DOMAIN / "annotator_lib"

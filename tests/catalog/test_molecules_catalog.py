@@ -11,11 +11,12 @@ from scibench_testing.domains import align_domain, synthesize_and_ingest
 from scibench_testing.files import folder_bytes
 
 from stages.catalog import NativeSpec, load_catalog
+from stages.catalog_scopes import parse_scope_block
 from stages.construction import annotate
 from stages.construction.drawing import Query, extract_tables
 from stages.construction.native import NativeStagingError, stage_native
 from stages.construction.prompts import render_prompt
-from stages.construction.scopes import TIMELESS, ResolvedScope, parse_scope_block, render_scope_block
+from stages.construction.scopes import TIMELESS, ResolvedScope, render_scope_block
 from stages.construction.staging import stage_queries, stage_task
 from stages.repository import read_table
 from stages.sandbox import Limits

@@ -3,8 +3,9 @@ from datetime import date
 import pytest
 
 from stages.catalog import TaskSpec
+from stages.catalog_scopes import parse_scope_block
 from stages.construction.prompts import PromptError, parse_answer_block, render_prompt
-from stages.construction.scopes import ResolvedScope, parse_scope_block
+from stages.construction.scopes import ResolvedScope
 
 SCOPE = ResolvedScope("huc01", "geographic", "Basins in New England", "Seaber 1987", "gauge_id",
                       ("01000001", "01000002"), date(2000, 1, 1), date(2004, 12, 31))

@@ -3,11 +3,10 @@ from datetime import date
 import pandas as pd
 import pytest
 
-from stages.catalog_scopes import ScopeSpec
+from stages.catalog_scopes import ScopeSpec, parse_scope_block
 from stages.construction.scopes import (
     ResolvedScope,
     ScopeUnavailable,
-    parse_scope_block,
     render_scope_block,
     resolve_scope,
 )

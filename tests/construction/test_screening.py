@@ -6,7 +6,7 @@ from stages.catalog import load_task
 from stages.construction.annotate import Label, gold_problem
 from stages.construction.screening import out_of_reach
 from stages.layout import CATALOG
-from stages.scoring.query import Grading
+from stages.scoring.query.scorer import Grading
 
 TASK = load_task(CATALOG / "camels" / "camels-streamflow-prediction").spec  # nse, kge <= 1; margins 0.05, 0.03
 BEST = Label({"metrics": {"nse": 1.0, "kge": 1.0}})

@@ -12,7 +12,8 @@ from scibench_testing.graded import graded_task, metric
 from benchmarks.runs import write_benchmark
 from stages.catalog import CheckpointSpec
 from stages.evaluation import harness, verify_run
-from stages.evaluation.harness import evaluate_query, setup_agent
+from stages.evaluation.agents.identity import setup_agent
+from stages.evaluation.harness import evaluate_query
 from stages.evaluation.program import Attempt
 from stages.layout import task_dir, verify_run_dir
 from stages.params import AgentParams

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from scibench_testing.fuzzing import FUZZ, counted, mutated
 
 from stages.catalog import AnswerSpec, HypothesisSpec, MetricSpec
-from stages.scoring.outcomes import Execution, Outcome, classify
-from stages.scoring.query import QueryScore, score_query
+from stages.scoring.query.outcomes import Execution, Outcome, classify
+from stages.scoring.query.scorer import QueryScore, score_query
 
 METRICS = AnswerSpec(metrics=[
     MetricSpec(name="nse", description="NSE", target="> 0.3", valid_range=(None, 1)),

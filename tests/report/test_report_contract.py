@@ -18,11 +18,11 @@ from stages.catalog import load_catalog
 from stages.report.contents import report_tables
 from stages.report.inputs import load_inputs
 from stages.report.tables import cut_axes
-from stages.scoring.aggregate import summarize, task_scores
-from stages.scoring.compare import ScoredAgent, compare
-from stages.scoring.outcomes import Outcome
-from stages.scoring.query import QueryScore
-from stages.scoring.suite import COLUMNS, suite
+from stages.scoring.aggregate.comparison import ScoredAgent, compare
+from stages.scoring.aggregate.suite import COLUMNS, suite
+from stages.scoring.aggregate.summary import summarize, task_scores
+from stages.scoring.query.outcomes import Outcome
+from stages.scoring.query.scorer import QueryScore
 
 # Per agent: each task's query pass rates (0: unrealistic) and seconds per query.
 AGENTS = {"good": ([1.0, 1.0, 0.5], 20.0), "fair": ([1.0, 0.0, 0.0], 5.0), "none": ([0.0, 0.0, 0.0], 1.0)}

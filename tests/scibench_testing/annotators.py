@@ -17,8 +17,8 @@ import pandas as pd
 
 from stages.catalog import CatalogTask
 from stages.construction.prompts import ARTIFACT_BLOCK
-from stages.grading.recompute import Recomputed, recompute
-from stages.scoring.outcomes import Execution
+from stages.scoring.query.outcomes import Execution
+from stages.scoring.query.recompute import Recomputed, recompute
 
 CATALOG = Path(__file__).resolve().parents[2] / "catalog"
 ANNOTATOR_LIB = CATALOG / "camels" / "annotator_lib"

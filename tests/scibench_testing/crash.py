@@ -26,7 +26,9 @@ from scibench_testing.processes import descendants, survivors
 from scibench_testing.project import ROOT
 
 from benchmarks.runs import number_task, write_benchmark
-from stages.evaluation.harness import load_split, pending_queries, setup_agent
+from stages.built_benchmark import load_split
+from stages.evaluation.agents.identity import setup_agent
+from stages.evaluation.harness import pending_queries
 from stages.evaluation.journal import JournalRecord, record_key
 from stages.layout import BENCHMARK
 from stages.params import load_params

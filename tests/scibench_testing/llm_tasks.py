@@ -15,12 +15,13 @@ from scibench_testing.project import ROOT
 
 from benchmarks.runs import number_task, write_benchmark
 from stages.catalog import TaskSpec
-from stages.evaluation.harness import evaluate_query, setup_agent
+from stages.evaluation.agents.identity import setup_agent
+from stages.evaluation.harness import evaluate_query
 from stages.evaluation.journal import JournalRecord
 from stages.params import AgentParams, PriceTable
 from stages.sandbox import Limits
-from stages.scoring.outcomes import Execution
-from stages.scoring.query import QueryScore, score_query
+from stages.scoring.query.outcomes import Execution
+from stages.scoring.query.scorer import QueryScore, score_query
 
 API_KEY = "sk-scibench-test-0123456789abcdef"
 KEY_ENV = "SCIBENCH_TEST_LLM_KEY"

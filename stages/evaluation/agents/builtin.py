@@ -14,7 +14,7 @@
 These scripts are the benchmark's own code: with option `warm: true`, the heuristic and the floors
 run in a warm pool (`AgentProgram.warm`: a fresh workspace per query, seeing only its files, in a
 long-lived sandbox whose interpreter imported what the script imports). The hand-in is the same
-bytes, so `warm` is not part of an agent's identity (`stages.evaluation.harness.setup_agent`).
+bytes, so `warm` is not part of an agent's identity (`stages.evaluation.agents.identity.setup_agent`).
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ from pathlib import Path
 from stages.catalog import AnswerSpec, HypothesisSpec
 from stages.construction.prompts import render_answer_block
 from stages.generate.auto.loop import Task
-from stages.scoring.checks import hypothesis_matches
-from stages.scoring.outcomes import is_realistic, parse_answer
+from stages.scoring.query.checks import hypothesis_matches
+from stages.scoring.query.outcomes import is_realistic, parse_answer
 
 DATA_FILE = "table.csv"
 

@@ -43,7 +43,7 @@ from stages.hashing import write_json
 from stages.layout import METRICS
 from stages.params import AgentParams, load_params
 from stages.sandbox import Limits, debris
-from stages.scoring.outcomes import is_realistic, parse_answer
+from stages.scoring.query.outcomes import is_realistic, parse_answer
 
 BENCHMARKS = (Path("processed/generated/sda"), Path("processed/generated/sda_real"))
 RUNS = Path("processed/generated_runs")

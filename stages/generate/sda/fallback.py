@@ -17,8 +17,8 @@ import httpx
 
 from stages.evaluation.agents.llm.upstream import send
 from stages.generate.sda.evaluate import judged
-from stages.judge import endpoint
 from stages.params import JudgeParams
+from stages.scoring.query.reasonableness import endpoint
 
 SYSTEM = ("You check answers to data-analysis questions against a reference answer. The response is"
           " equivalent when it names the same variable or level (any spelling or casing) or gives the same"

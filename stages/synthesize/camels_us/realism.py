@@ -30,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from stages.grading.metrics import MetricUndefined, nse
 from stages.params import load_params
+from stages.scoring.query.metrics import MetricUndefined, nse
 from stages.sources import camels_us as reader
 from stages.sources.camels_us import read_attributes
 from stages.synthesize import camels_us

@@ -8,8 +8,8 @@ import pytest
 from stages.catalog import AnswerSpec
 from stages.construction.prompts import render_answer_block
 from stages.evaluation.agents.builtin import SCRIPTS
-from stages.scoring.outcomes import Execution, Outcome
-from stages.scoring.query import score_query
+from stages.scoring.query.outcomes import Execution, Outcome
+from stages.scoring.query.scorer import score_query
 
 METRICS = AnswerSpec.model_validate({"metrics": [
     {"name": "nse", "description": "median NSE", "target": "> 0.3", "valid_range": [None, 1],

@@ -13,7 +13,7 @@ from scibench_testing.llm_tasks import API_KEY, KEY_ENV, MEAN_CODE, MODEL, run_l
 from scibench_testing.project import ROOT
 from scibench_testing.scripted_llm import ScriptedLLM, Turn, usage
 
-from stages.evaluation.harness import setup_agent
+from stages.evaluation.agents.identity import setup_agent
 from stages.params import AgentParams
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,

@@ -16,8 +16,8 @@ import pytest
 from stages.catalog import load_task
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope
-from stages.grading.artifacts import ArtifactError, read_artifact
-from stages.grading.truth import withhold
+from stages.scoring.query.artifacts import ArtifactError, read_artifact
+from stages.scoring.query.truth import withhold
 
 ROOT = Path(__file__).resolve().parents[3]
 FABRICATE = ROOT / "stages" / "evaluation" / "agents" / "scripts" / "fabricate.py"

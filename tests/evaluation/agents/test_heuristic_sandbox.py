@@ -29,12 +29,12 @@ from stages.construction.staging import stage_query, stage_task
 from stages.evaluation.agents import AGENTS, QueryContext
 from stages.evaluation.program import AgentProgram
 from stages.evaluation.runner import run_query
-from stages.grading.recompute import recompute
 from stages.hashing import content_hash
 from stages.repository import read_manifest, read_table
 from stages.sandbox import Limits, bwrap_available
-from stages.scoring.outcomes import Execution
-from stages.scoring.query import Grading, score_query
+from stages.scoring.query.outcomes import Execution
+from stages.scoring.query.recompute import recompute
+from stages.scoring.query.scorer import Grading, score_query
 from stages.synthesize import camels_us as camels_synth
 
 REFERENCE_AGENTS = ["climatology", "linear_forcing", "interpolate", "region_partition", "mean_flow_split"]

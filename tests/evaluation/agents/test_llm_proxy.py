@@ -22,7 +22,7 @@ from stages.evaluation.agents.llm.usage import call_cost, read_usage
 from stages.evaluation.journal import Tokens
 from stages.evaluation.program import QueryContext
 from stages.params import ModelPrice
-from stages.scoring.outcomes import Outcome
+from stages.scoring.query.outcomes import Outcome
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
 SUBMIT = Turn(tool_calls=[("submit", "{}")])

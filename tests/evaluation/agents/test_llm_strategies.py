@@ -14,7 +14,7 @@ import pytest
 from scibench_testing.llm_tasks import API_KEY, FAILING_CODE, KEY_ENV, MEAN_CODE, llm_options, run_llm_query
 from scibench_testing.scripted_llm import ScriptedLLM, Turn, usage
 
-from stages.scoring.outcomes import Outcome
+from stages.scoring.query.outcomes import Outcome
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
 

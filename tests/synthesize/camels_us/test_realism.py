@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from stages.grading.metrics import MetricUndefined
+from stages.scoring.query.metrics import MetricUndefined
 from stages.synthesize.camels_us.realism import doy_climatology, region_r2
 
 

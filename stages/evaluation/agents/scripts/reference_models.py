@@ -1,7 +1,7 @@
 """The standard reference models of each task category, as one standalone module.
 
 The harness imports it at build time to grade each query's reference models on the scorer side
-(`stages.grading.references`); the reference agents (`reference.py`) run the same code in the
+(`stages.scoring.query.references`); the reference agents (`reference.py`) run the same code in the
 sandbox, so a reference agent scores what the build recorded for its model. Standalone: numpy,
 pandas, pyarrow and the workspace only (it is mounted at /agent).
 

@@ -1,0 +1,45 @@
+"""An agent's identity: the hash of what defines it, which keys its journal records.
+
+Evaluation appends a record under this key and scoring reads the records of the agent's current
+configuration by it, so both take it from here (not from the harness that runs queries).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from stages.evaluation.agents import AGENTS, IDENTITIES
+from stages.evaluation.agents.builtin import RUN_OPTIONS
+from stages.evaluation.program import directory_hash
+from stages.hashing import content_hash
+from stages.params import AgentParams, PriceTable
+
+
+@dataclass(frozen=True)
+class AgentSetup:
+    """A configured agent: its name, params and the hash that keys its journal records."""
+
+    name: str
+    params: AgentParams
+    agent_hash: str
+    model: str | None
+    prices: PriceTable | None = None  # not part of the hash: a new price table re-runs nothing
+
+
+def setup_agent(name: str, params: AgentParams, prices: PriceTable | None = None) -> AgentSetup:
+    """Hash the agent's kind, options and (for external programs) the bytes of its agent_dir.
+
+    A kind in `IDENTITIES` is hashed by what defines it only: an llm agent by its strategy, model,
+    generation settings, prompt variants, bounds and loop code, not by how the model is reached.
+    """
+    if params.kind not in AGENTS:
+        raise KeyError(f"agent {name}: unknown kind {params.kind!r}; known: {sorted(AGENTS)}")
+    agent_dir = params.options.get("agent_dir")
+    files = directory_hash(Path(agent_dir)) if agent_dir else None
+    chosen = {k: v for k, v in params.options.items() if k not in RUN_OPTIONS}  # how it runs, not what
+    options = IDENTITIES[params.kind](chosen) if params.kind in IDENTITIES else chosen
+    agent_hash = content_hash([params.kind, options, files])
+    model = params.options.get("model")
+    model = model.get("model") if isinstance(model, dict) else model  # a command agent's model access
+    return AgentSetup(name, params, agent_hash, model, prices)

@@ -1,1 +1,0 @@
-"""Grading: hidden truth, untrusted artifacts, metrics recomputed by the harness, reference models."""

@@ -1,0 +1,89 @@
+"""DVC entry point `score@<agent>`: journal -> per-query scores -> processed/metrics/<agent>.json.
+
+`<agent>.json` holds the system-level numbers `dvc metrics show/diff` compare (score 0-100 with its
+interval, outcome counts, coverage-quality rates, reward, cuts, usage) and the version block (benchmark
+id, git describe, build dvc.lock hash, package versions, the model configured and the model ids the
+endpoint reported); `<agent>.tasks.json` the per-task scores.
+
+Scoring is separate from evaluation, so changing a metric never re-runs an agent. Every query of the
+split must have a journal record for the agent's current configuration; a gap is an error, not a 0.
+For a graded task, the metrics scored are recomputed from the artifact the record names against
+the query's hidden truth (`stages.scoring.query.recompute`); what the agent reported only feeds the
+honesty rate (share of graded queries whose reported metrics agree with the recomputed ones).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from stages.built_benchmark import benchmark_id, built_task, load_split
+from stages.evaluation.agents.identity import setup_agent
+from stages.evaluation.journal import Journal, record_key
+from stages.hashing import write_json
+from stages.layout import BENCHMARK, JUDGEMENTS, METRICS, RUNS, SCORES, journal_path
+from stages.params import load_params
+from stages.scoring.aggregate.suite import honesty_summary, modeling_reasonableness, query_frame, suite
+from stages.scoring.aggregate.summary import summarize, task_scores
+from stages.scoring.query.hand_ins import score_split
+from stages.scoring.query.reasonableness import judged_stages
+from stages.version import benchmark_version
+
+
+def write_query_scores(frame: pd.DataFrame, path: Path) -> None:
+    """Keep the per-query scores (the input of `compare`'s paired intervals), byte-deterministic."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_parquet(path, index=False, compression="zstd")
+
+
+def main() -> None:
+    """Score one agent's journal on the evaluated split."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("agent")
+    args = parser.parse_args()
+    params = load_params()
+    agent = setup_agent(args.agent, params.agents[args.agent])
+    split = params.evaluate.split
+    queries = load_split(BENCHMARK, split)
+    keys = {row.query_id: record_key(row.task_hash, row.query_id, agent.agent_hash, agent.model)
+            for row in queries.itertuples()}
+    journal = Journal(journal_path(RUNS, args.agent))
+    records = journal.latest()
+    scored, honesty, attributions = score_split(queries, records, keys, BENCHMARK,
+                                                RUNS / args.agent / "artifacts")
+    summary = summarize({task_id: [score for _, score in pairs] for task_id, pairs in scored.items()})
+    by_query = {query_id: records[key] for query_id, key in keys.items()}
+    verdicts = JUDGEMENTS / f"{args.agent}.jsonl"
+    stages = judged_stages(params.judge, by_query, attributions, verdicts) if params.judge.model else {}
+    frame = query_frame(scored, by_query, attributions, stages)
+    specs = {task_id: built_task(BENCHMARK, task_id) for task_id in scored}
+    settings = params.scoring
+    summary.update(suite(frame, task_scores(summary), specs, settings.resamples, settings.level,
+                         settings.seed))
+    write_query_scores(frame, SCORES / f"{args.agent}.parquet")
+    if params.judge.model is not None:
+        summary["modeling_reasonableness"] = modeling_reasonableness(params.judge, list(by_query.values()),
+                                                                      verdicts)
+    summary["honesty"] = honesty_summary(honesty)
+    for task_id, counts in honesty.items():
+        summary["tasks"][task_id]["honesty"] = honesty_summary({task_id: counts})
+    version = benchmark_version(Path.cwd(), benchmark_id(BENCHMARK))
+    version["model"] = {"configured": agent.model, "reported": summary["usage"]["models_reported"]}
+    packages = version["packages"]
+    tasks = summary.pop("tasks")
+    metrics = {**summary, "agent": args.agent, "split": split, "version": version,
+               "journal_skipped_lines": len(journal.problems)}
+    write_json(METRICS / f"{args.agent}.json", metrics)
+    write_json(METRICS / f"{args.agent}.tasks.json",
+               {"agent": args.agent, "split": split, "version": version, "packages": packages,
+                "tasks": tasks})
+    ci = metrics["score_ci"]
+    interval = f" [{ci['low']:.1f}, {ci['high']:.1f}]" if ci else ""
+    print(f"score@{args.agent}: {metrics['score']:.2f}/100{interval} on {metrics['n_queries']} {split} "
+          f"queries; outcomes {metrics['outcomes']}")
+
+
+if __name__ == "__main__":
+    main()
