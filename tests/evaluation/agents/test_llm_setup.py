@@ -15,7 +15,6 @@ from scibench_testing.llm_tasks import KEY_ENV, llm_options
 
 from stages.evaluation.agents import llm
 from stages.evaluation.agents.identity import setup_agent
-from stages.evaluation.program import QueryContext
 from stages.evaluation.journal import record_key
 from stages.evaluation.program import QueryContext
 from stages.params import AgentParams, PriceTable
