@@ -55,7 +55,7 @@ from stages.evaluation.program import AgentProgram
 from stages.evaluation.runner import run_query
 from stages.grading.artifacts import parse_artifact, read_artifact
 from stages.layout import BENCHMARK, CATALOG, METRICS, RUNS, journal_path
-from stages.sandbox import Limits
+from stages.sandbox import SandboxLimits
 from stages.scoring.aggregate import summarize
 from stages.scoring.intervals import mean_interval, task_resamples
 from stages.scoring.outcomes import Execution
@@ -78,10 +78,10 @@ def harness_overhead(runs: int = 30) -> dict:
         public = Path(work) / "public"
         public.mkdir()
         (public / "timeseries.parquet").write_bytes(b"PAR1" + bytes(4096) + b"PAR1")
-        seconds = []
+        seconds, limits = [], SandboxLimits(wall_seconds=30).to_limits()
         for _ in range(runs):
             start = time.perf_counter()
-            attempt = run_query("# prompt\n", public, AgentProgram(["/bin/true"]), Limits(wall_seconds=30),
+            attempt = run_query("# prompt\n", public, AgentProgram(["/bin/true"]), limits,
                                 hidden=[Path.cwd().resolve()], collect=(spec.artifact.file,))
             execution = Execution(attempt.exit_code, attempt.timed_out, attempt.infra_error, attempt.answer_text)
             score_query(spec.answer, execution, gold)

@@ -14,6 +14,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from stages.sandbox.limits import SandboxLimits
 from stages.yamlfile import read_yaml
 
 Profile = Literal["tiny", "default", "full"]
@@ -52,20 +53,6 @@ class AlignDomain(Section):
         if len(set(value)) != len(value):
             raise ValueError(f"lists a source twice: {value}")
         return value
-
-
-class SandboxLimits(Section):
-    """Resource limits of one sandboxed run; memory, processes and CPU are totals over its processes."""
-
-    wall_seconds: float = 600.0
-    cpu_seconds: int = 600
-    memory_gb: float = 8.0
-    file_size_mb: int = 1024
-    processes: int = 512
-    cpu_cores: float = 1.0
-    work_mb: int = 1024
-    tmp_mb: int = 256
-    output_mb: int = 64
 
 
 class SplitParams(Section):
