@@ -57,7 +57,7 @@ PROJECT_CODE = Path(__file__).resolve().parents[2]  # the folder holding stages/
 LABEL_CODE = ("flows/construct.py", "flows/prefect_api.py", "flows/runners.py", "stages/ports.py",
               "stages/construction", "stages/sources/hdf", "stages/domains/imagery_join.py", "stages/repository.py",
               "stages/catalog", "stages/catalog_scopes.py", "stages/grading",
-              "stages/scoring", "stages/evaluation/agents/scripts/reference_models.py",
+              "stages/scoring", "stages/evaluation/agents/scripts/reference_models",
               "stages/provenance.py", "stages/evaluation/runner.py", "stages/evaluation/program.py",
               "stages/evaluation/verify_run.py",
               "stages/sandbox")
