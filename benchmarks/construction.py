@@ -38,7 +38,6 @@ from benchmarks.runs import prefect_env, run_construction
 from stages.construction.annotate import run_annotator
 from stages.construction.benchmark import read_spec, sample_queries
 from stages.construction.drawing import Query
-from stages.evaluation.runner import sandbox_limits
 from stages.hashing import write_json
 from stages.layout import BENCHMARK, CATALOG, METRICS, REPOSITORIES, task_dir
 from stages.params import load_params
@@ -84,7 +83,7 @@ def bare_runs(benchmark: Path, queries: list[Query], preload: tuple[str, ...]) -
 def measure(benchmark: Path, per_task: int) -> dict:
     """Annotator throughput through the harness (warm, one run at a time) and bare; seconds per task."""
     params = load_params()
-    limits, hidden = sandbox_limits(params.construct.limits), [Path.cwd().resolve()]
+    limits, hidden = params.construct.limits.to_limits(), [Path.cwd().resolve()]
     queries = sample_queries(benchmark, per_task)
     specs = {q.task_id: read_spec(benchmark, q.task_id) for q in queries}
     warm = imports_of([CATALOG]) if params.construct.warm else None

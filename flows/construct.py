@@ -25,7 +25,6 @@ from flows.runners import task_runner
 from stages.catalog import CatalogTask, load_catalog, load_scopes
 from stages.construction import annotate, drawing, resume, screening, staging
 from stages.construction.benchmark import finalize_benchmark, verification_markdown
-from stages.evaluation.runner import sandbox_limits
 from stages.layout import BENCHMARK, CATALOG, REPOSITORIES, task_dir, verify_run_dir
 from stages.params import ConstructParams, load_params
 from stages.provenance import provenance_summary
@@ -193,7 +192,7 @@ def _round(batch: dict[str, list], started: set, by_id: dict, keys: dict, settin
 def build_benchmark(profile: str, settings: ConstructParams) -> str:
     """Build processed/benchmark from the catalog at the given profile's scale (params.yaml `construct`)."""
     debris.start_harness()  # after Prefect's own SIGTERM handler: ours cleans up, then calls it
-    limits = sandbox_limits(settings.limits)
+    limits = settings.limits.to_limits()
     root = Path.cwd().resolve()  # what the label tasks are given: they may run in another folder
     hidden = [root]
     store = resume.ResumeStore(root / settings.resume_dir if settings.resume_dir else None)

@@ -26,7 +26,6 @@ from stages.built_benchmark import benchmark_id, load_split
 from stages.evaluation.agents.identity import AgentSetup, setup_agent
 from stages.evaluation.harness import evaluate_query, pending_queries
 from stages.evaluation.journal import Journal, JournalRecord
-from stages.evaluation.runner import sandbox_limits
 from stages.layout import BENCHMARK, RUNS, journal_path
 from stages.params import AgentParams, EvaluateParams, PriceTable, load_params
 from stages.sandbox import debris
@@ -97,7 +96,7 @@ def evaluate(agent_name: str, split: str, settings: EvaluateParams, configured: 
     queries = pending_queries(split_queries, agent, done)
     futures = run_one.map(
         queries, agent=unmapped(agent), bench_id=unmapped(benchmark_id(root / BENCHMARK)),
-        limits=unmapped(sandbox_limits(settings.limits)), hidden=unmapped([root]),
+        limits=unmapped(settings.limits.to_limits()), hidden=unmapped([root]),
         retries=unmapped(settings.infra_retries), root=unmapped(root),
         unsafe=unmapped(unsafe_no_sandbox),
     )

@@ -26,7 +26,6 @@ from prefect import flow, task
 
 from flows.prefect_api import prefect_api, run_flow
 from flows.runners import task_runner
-from stages.evaluation.runner import sandbox_limits
 from stages.generate.auto.model import ModelGenerator
 from stages.generate.auto.outputs import write_outputs
 from stages.generate.auto.solvers import AgentSolver, FloorGate, heuristic_solver
@@ -34,8 +33,8 @@ from stages.generate.sda import load_scenarios
 from stages.generate.sda.build import on_scenario, select, write
 from stages.generate.sda.real import build_real
 from stages.layout import REPOSITORIES
-from stages.params import AgentParams, AutoParams, Profile, SandboxLimits, SdaParams, load_params
-from stages.sandbox import debris
+from stages.params import AgentParams, AutoParams, Profile, SdaParams, load_params
+from stages.sandbox import SandboxLimits, debris
 
 OUT = Path("processed/generated/sda")
 REAL_OUT = Path("processed/generated/sda_real")
@@ -76,7 +75,7 @@ def autoscibench(settings: AutoParams, floors: list[str], agents: dict[str, Agen
     hidden = [Path.cwd().resolve()]
 
     def sandboxed(name: str) -> AgentSolver:
-        return AgentSolver(name, agents[name], sandbox_limits(limits), hidden)
+        return AgentSolver(name, agents[name], limits.to_limits(), hidden)
 
     solver = heuristic_solver if settings.solver == "heuristic" else sandboxed(settings.solver)
     gate = FloorGate({name: sandboxed(name) for name in floors})

@@ -21,12 +21,8 @@ warning on stderr names what the Prefect UI lacks. What Prefect offers for this,
   `run_flow` keeps the body's return value and returns it. A flow whose API fails before its
   body runs (a server that is down, or died during an earlier flow of this process) runs again
   on a temporary server of this process; an error inside the body is raised: the work is not done.
-- No API configured: Prefect starts a temporary server as a subprocess that outlives a SIGKILLed
-  flow process (reparented to init). `prefect_api()` starts one itself instead, as a child that
-  the kernel kills with this process (prctl PR_SET_PDEATHSIG; `python -m flows.prefect_api
-  <port> <parent pid>` serves Prefect's own app as Prefect's temporary server does). The
-  signal fires when the *thread* that forked the child exits, so the child is started from the
-  thread that runs the entry point, which lives as long as the process.
+- No API configured: the flows run on this process's own temporary server (`flows.temporary_server`),
+  which the kernel kills with this process.
 """
 
 from __future__ import annotations
@@ -36,10 +32,7 @@ import functools
 import inspect
 import logging
 import os
-import signal
-import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -53,29 +46,13 @@ from prefect.flows import Flow
 from prefect.logging.handlers import APILogWorker
 from prefect.settings import get_current_settings
 
-from stages.ports import free_port, healthy
-from stages.sandbox import debris
+from flows.temporary_server import TemporaryServer, start_temporary_server, stop
 
 R = TypeVar("R")
 API_ERRORS = (httpx.HTTPError, ObjectNotFound)  # httpx.HTTPError covers 5xx, refusals and timeouts
 CLIENT_RETRIES = "2"
 EVENT_RECONNECTS = 3
 DRAIN_SECONDS = 20  # for the logs and events still queued when the flows are done
-STARTUP_SECONDS = 120
-ATTEMPTS = 3  # a temporary server that loses its port to another process is started on a fresh one
-
-
-@dataclass
-class TemporaryServer:
-    """This process's own Prefect server (a child process)."""
-
-    process: subprocess.Popen
-    port: int
-
-    @property
-    def api_url(self) -> str:
-        """What PREFECT_API_URL says while the flows use it."""
-        return f"http://127.0.0.1:{self.port}/api"
 
 
 @dataclass
@@ -270,53 +247,8 @@ def use_temporary_server() -> None:
           " process)", file=sys.stderr)
 
 
-def start_temporary_server() -> TemporaryServer:
-    """A child serving Prefect's API on a free loopback port, killed by the kernel with this process.
-
-    Raises:
-        RuntimeError: No attempt answered within STARTUP_SECONDS.
-    """
-    for _ in range(ATTEMPTS):
-        port = free_port()
-        process = subprocess.Popen([sys.executable, "-m", "flows.prefect_api", str(port), str(os.getpid())])
-        deadline = time.monotonic() + STARTUP_SECONDS
-        try:
-            while process.poll() is None and time.monotonic() < deadline:
-                if healthy(f"http://127.0.0.1:{port}"):
-                    return TemporaryServer(process, port)
-                time.sleep(0.2)
-        except BaseException:  # interrupted while waiting: no server is left behind
-            stop(process)
-            raise
-        stop(process)
-    raise RuntimeError(f"no temporary Prefect server answered in {ATTEMPTS} attempts")
-
-
-def stop(process: subprocess.Popen) -> None:
-    """Terminate a server and reap it (SIGKILL when it does not stop within 10 s)."""
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 def drain_workers() -> None:
     """Send the logs and task run events still queued, waiting at most DRAIN_SECONDS for each."""
     for worker in (APILogWorker, EventsWorker):
         with contextlib.suppress(Exception):  # a worker that never started has nothing to send
             worker.drain_all(timeout=DRAIN_SECONDS)
-
-
-def serve(port: int, parent: int) -> None:
-    """Serve Prefect's API on 127.0.0.1:`port` until stopped or `parent` exits (the kernel kills it then)."""
-    debris.die_with_parent(signal.SIGKILL, parent)  # a parent gone already: killed here at once
-    import uvicorn
-    from prefect.server.api.server import create_app
-
-    uvicorn.run(create_app(ephemeral=True, final=True), host="127.0.0.1", port=port, log_level="error")
-
-
-if __name__ == "__main__":
-    serve(int(sys.argv[1]), int(sys.argv[2]))

@@ -97,7 +97,7 @@ def catalog_page(tasks: list[CatalogTask], domains: list[str], sources_of: dict[
         ["agent kinds (`stages/evaluation/agents/__init__.py` `AGENTS`)", ", ".join(f"`{k}`" for k in AGENTS)],
         ["metric functions (`stages/scoring/query/metrics.py` `METRICS`, `grade.py` `FEATURE_FUNCTIONS`)",
          ", ".join(f"`{m}`" for m in [*METRICS, *FEATURE_FUNCTIONS])],
-        ["reference models (`reference_models.py` `MODELS`)", ", ".join(f"`{m}`" for m in MODELS)]])
+        ["reference models (`reference_models` `MODELS`)", ", ".join(f"`{m}`" for m in MODELS)]])
     lines += ["## Agents `make run` evaluates (`evaluate.agents`)", ""]
     lines += table(["kind", "agents"], [
         [f"`{kind}`", ", ".join(f"`{a}`" for a, k in agents.items() if k == kind)]

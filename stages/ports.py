@@ -1,7 +1,7 @@
 """Local TCP ports: a free one, who listens on one, whether a Prefect server answers on one.
 
 Standard library only (Linux /proc), so that the Makefile can ask before the virtualenv exists
-(flows/ui.py); benchmarks/runs.py and the flows' temporary server (flows/prefect_api.py) use it too.
+(flows/ui.py); benchmarks/runs.py and the flows' temporary server (flows/temporary_server.py) use it too.
 """
 
 from __future__ import annotations

@@ -16,13 +16,15 @@ from stages.catalog import AnswerSpec
 from stages.evaluation.journal import Journal, JournalRecord
 from stages.evaluation.program import AgentProgram, Attempt
 from stages.evaluation.runner import run_query
-from stages.sandbox import Limits
+from stages.sandbox import SandboxLimits
 from stages.scoring.query.outcomes import Execution, classify
 
 ATTACKS_DIR = Path(__file__).parent / "attacks"
 PROMPT = "Report the Nash-Sutcliffe efficiency of your model as metric `nse`.\n"
 SPEC = AnswerSpec.model_validate({"metrics": [{"name": "nse", "description": "NSE", "target": "> 0.3"}]})
-BASE_LIMITS = Limits(wall_seconds=60, cpu_seconds=60, memory_bytes=2 << 30, address_space_bytes=4 << 30)
+# 2 GiB for the run, 4 GiB of address space for each of its processes
+BASE_LIMITS = replace(SandboxLimits(wall_seconds=60, cpu_seconds=60, memory_gb=2).to_limits(),
+                      address_space_bytes=4 << 30)
 HARNESS_GROWTH_BYTES = 64 << 20  # what one run may add to the harness's peak memory
 
 

@@ -20,7 +20,6 @@ from pathlib import Path
 from stages.catalog_scopes import parse_scope_block
 from stages.construction import annotate
 from stages.construction.benchmark import read_spec, sample_queries
-from stages.evaluation.runner import sandbox_limits
 from stages.hashing import write_json
 from stages.layout import BENCHMARK, task_dir
 from stages.params import load_params
@@ -36,7 +35,7 @@ def record_of(label: annotate.Label) -> str:
 def check(benchmark: Path, per_task: int, concurrency: int) -> dict:
     """Relabel the sample cold; the summary, with every query whose record differs."""
     params = load_params()
-    limits, hidden = sandbox_limits(params.construct.limits), [Path.cwd().resolve()]
+    limits, hidden = params.construct.limits.to_limits(), [Path.cwd().resolve()]
     queries = sample_queries(benchmark, per_task)
 
     def cold(query) -> tuple[str, str | None, str]:

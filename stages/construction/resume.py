@@ -54,10 +54,11 @@ from stages.repository import MANIFEST
 PROJECT_CODE = Path(__file__).resolve().parents[2]  # the folder holding stages/ and flows/
 # The harness code a label depends on: the construct stage's code deps in dvc.yaml (a test keeps the
 # two lists equal). A change elsewhere (agents, scoring of runs, the report) keeps the store valid.
-LABEL_CODE = ("flows/construct.py", "flows/prefect_api.py", "flows/runners.py", "stages/ports.py",
+LABEL_CODE = ("flows/construct.py", "flows/prefect_api.py", "flows/temporary_server.py", "flows/runners.py",
+              "stages/ports.py",
               "stages/construction", "stages/sources/hdf", "stages/domains/imagery_join.py", "stages/repository.py",
-              "stages/catalog.py", "stages/catalog_scopes.py",
-              "stages/scoring/query", "stages/evaluation/agents/scripts/reference_models.py",
+              "stages/catalog", "stages/catalog_scopes.py",
+              "stages/scoring/query", "stages/evaluation/agents/scripts/reference_models",
               "stages/provenance.py", "stages/evaluation/runner.py", "stages/evaluation/program.py",
               "stages/evaluation/verify_run.py",
               "stages/sandbox")

@@ -26,7 +26,6 @@ from stages.construction import annotate, drawing, staging
 from stages.evaluation.agents import AGENTS
 from stages.evaluation.harness import run_attempt
 from stages.evaluation.program import QueryContext
-from stages.evaluation.runner import sandbox_limits
 from stages.layout import CATALOG, REPOSITORIES, task_dir
 from stages.params import load_params
 from stages.repository import read_manifest, read_table
@@ -129,7 +128,7 @@ def main() -> None:
         raise SystemExit(f"no task {args.task_id!r} in {CATALOG}")
     folder = task_dir(args.out or Path("/tmp/trial") / args.task_id, task.spec.id)
     shutil.rmtree(folder, ignore_errors=True)
-    limits, hidden = sandbox_limits(params.construct.limits), [Path.cwd().resolve()]
+    limits, hidden = params.construct.limits.to_limits(), [Path.cwd().resolve()]
     queries, discards, key = draw(task, args.queries)
     labels, more, seconds = build(task, queries, key, folder, limits, hidden)
     for discard in discards + more:

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from stages.evaluation.program import AgentProgram, Attempt, warm_script
-from stages.params import SandboxLimits
 from stages.sandbox import Collected, Limits, RunResult, harvest_work, run_sandboxed
 from stages.sandbox.pools import run_warm
 from stages.sandbox.warm import PoolSpec
@@ -25,23 +24,6 @@ from stages.sandbox.workspace import (
 
 LOG_TAIL = 4000
 TIME_LIMITS = ("wall", "cpu")
-
-
-def sandbox_limits(limits: SandboxLimits) -> Limits:
-    """Translate the params.yaml limits into the sandbox's."""
-    memory = int(limits.memory_gb * (1 << 30))
-    return Limits(
-        wall_seconds=limits.wall_seconds,
-        cpu_seconds=limits.cpu_seconds,
-        memory_bytes=memory,
-        address_space_bytes=memory,
-        file_size_bytes=limits.file_size_mb << 20,
-        processes=limits.processes,
-        cpu_cores=limits.cpu_cores,
-        work_bytes=limits.work_mb << 20,
-        tmp_bytes=limits.tmp_mb << 20,
-        output_bytes=limits.output_mb << 20,
-    )
 
 
 def answer_of(collected: Collected | None) -> tuple[str | None, str | None]:

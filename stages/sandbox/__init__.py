@@ -30,15 +30,16 @@ from pathlib import Path
 
 from stages.sandbox import cgroups, command, debris, filesystem, process, seccomp, unsandboxed
 from stages.sandbox.filesystem import AGENT_MOUNT, WORKSPACE, Sizes, python_runtime_paths
-from stages.sandbox.result import SIGNAL_LIMITS, Limits, RunResult, harvest_work, result_of
+from stages.sandbox.limits import Limits, SandboxLimits
+from stages.sandbox.result import SIGNAL_LIMITS, RunResult, harvest_work, result_of
 from stages.sandbox.untrusted import Collected
 
 log = logging.getLogger(__name__)
 
 INSTALL_HINT = "apt-get install -y bubblewrap"
 
-__all__ = ["AGENT_MOUNT", "SIGNAL_LIMITS", "WORKSPACE", "Collected", "Limits", "RunResult", "SandboxUnavailable",
-           "bwrap_available", "harvest_work", "python_runtime_paths", "run_sandboxed"]
+__all__ = ["AGENT_MOUNT", "SIGNAL_LIMITS", "WORKSPACE", "Collected", "Limits", "RunResult", "SandboxLimits",
+           "SandboxUnavailable", "bwrap_available", "harvest_work", "python_runtime_paths", "run_sandboxed"]
 
 
 class SandboxUnavailable(RuntimeError):

@@ -1,4 +1,4 @@
-"""What one run may use (`Limits`) and what it did (`RunResult`), and how a finished run becomes one.
+"""What one run did (`RunResult`), and how a finished run becomes one.
 
 Both run paths, bwrap (`stages.sandbox`) and `--unsafe-no-sandbox` (`unsandboxed`), and the warm
 pools (`warm`) make their results with these; this module imports neither of them.
@@ -15,23 +15,6 @@ from stages.sandbox import debris
 from stages.sandbox.untrusted import Collected, collect
 
 SIGNAL_LIMITS = {128 + signal.SIGXCPU: "cpu", 128 + signal.SIGXFSZ: "file_size"}
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one run may use. Totals bind all of the run's processes together."""
-
-    wall_seconds: float = 600.0
-    cpu_seconds: int = 600  # total CPU time (cgroup), and each process's RLIMIT_CPU
-    memory_bytes: int = 8 << 30  # total resident memory incl. tmpfs pages (cgroup)
-    address_space_bytes: int = 8 << 30  # each process's RLIMIT_AS
-    file_size_bytes: int = 1 << 30  # each file's size (RLIMIT_FSIZE)
-    processes: int = 512  # total (cgroup pids.max); RLIMIT_NPROC when no cgroup can be made
-    cpu_cores: float = 1.0  # CPU bandwidth (cgroup CFS quota)
-    work_bytes: int = 1 << 30  # the work/ tmpfs
-    tmp_bytes: int = 256 << 20  # the /tmp tmpfs
-    shm_bytes: int = 64 << 20  # the /dev/shm tmpfs
-    output_bytes: int = 64 << 20  # stdout + stderr, at which the run is stopped
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from stages.sandbox import command, debris, process
 from stages.sandbox.filesystem import python_runtime_paths
-from stages.sandbox.result import Limits, RunResult, harvest_work, result_of
+from stages.sandbox.limits import Limits
+from stages.sandbox.result import RunResult, harvest_work, result_of
 from stages.sandbox.untrusted import Collected
 
 

@@ -15,11 +15,11 @@ import pytest
 import yaml
 from scibench_testing.project import ROOT
 
-from benchmarks.evaluation import (
+from benchmarks.evaluation import describe
+from benchmarks.evaluation.harness import artifact_reading
+from benchmarks.evaluation.scaling import (
     ANSWER_CODE,
-    artifact_reading,
     dask_scaleout,
-    describe,
     latency_bound_ideal,
     llm_latency,
     oracle_project,

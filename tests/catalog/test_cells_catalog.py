@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from scibench_testing.domains import align_domain, synthesize_and_ingest
 from scibench_testing.files import folder_bytes
+from scibench_testing.limits import limits_with
 
 from stages.catalog import NativeSpec, load_catalog
 from stages.construction import annotate
@@ -18,7 +19,6 @@ from stages.construction.native import NativeStagingError, stage_native
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import TIMELESS, ResolvedScope
 from stages.construction.staging import stage_queries, stage_task
-from stages.sandbox import Limits
 from stages.sources.hdf.sparse import read_sparse_matrix
 from stages.synthesize import hdf
 from stages.synthesize.hdf import aggr
@@ -95,7 +95,7 @@ def test_the_interferon_annotator_aligns_by_suffix_and_its_gold_is_rederived(bui
     assert discards == [] and staged == [query]
     public = folder / "public" / "q-cells"
     assert sorted(p.name for p in public.iterdir()) == ["README.md", "counts.h5", "libraries.parquet"]
-    label, discard = annotate.label_query(task.spec, query, folder, Limits(), [ROOT], "cell_id")
+    label, discard = annotate.label_query(task.spec, query, folder, limits_with(), [ROOT], "cell_id")
     assert discard is None, discard
     truth = entities.set_index("cell_id").loc[list(ids)]
     aligned = pd.DataFrame(label.checkpoints["aligned.parquet"]).set_index("cell_id").loc[list(ids)]

@@ -18,6 +18,7 @@ import pytest
 import rasterio
 from scibench_testing.domains import align_with_imagery
 from scibench_testing.files import folder_bytes
+from scibench_testing.limits import limits_with
 
 from stages.catalog import load_catalog
 from stages.construction import annotate
@@ -30,7 +31,6 @@ from stages.domains.imagery_join import StaleImageryError
 from stages.evaluation.program import AgentProgram
 from stages.evaluation.runner import run_query
 from stages.repository import read_table
-from stages.sandbox import Limits
 from stages.scoring.query.attribution import attribute
 from stages.scoring.query.outcomes import Execution
 from stages.scoring.query.scorer import score_query
@@ -67,7 +67,7 @@ def built(repository: Path, tmp_path_factory):
     tables = extract_tables(task, repository)
     staged, discards = stage_queries(task, tables, "cell_id", [query], folder, repository)
     assert discards == [] and staged == [query]
-    label, discard = annotate.label_query(task.spec, query, folder, Limits(), [ROOT], "cell_id")
+    label, discard = annotate.label_query(task.spec, query, folder, limits_with(), [ROOT], "cell_id")
     assert discard is None, discard
     return task, query, folder, label
 
@@ -151,7 +151,7 @@ def test_a_wrong_answer_is_attributed_from_the_checkpoints(built, mistake: str, 
     task, query, folder, label = built
     program = AgentProgram(argv=[sys.executable, "/agent/agent.py", mistake], agent_dir=AGENT)
     files = tuple(c.file for c in task.spec.checkpoints)
-    attempt = run_query(query.prompt, folder / "public" / query.query_id, program, Limits(), [ROOT],
+    attempt = run_query(query.prompt, folder / "public" / query.query_id, program, limits_with(), [ROOT],
                         collect=files)
     assert attempt.exit_code == 0, attempt.stderr
     execution = Execution(attempt.exit_code, attempt.timed_out, attempt.infra_error,

@@ -9,6 +9,7 @@ import pytest
 from rdkit import Chem
 from scibench_testing.domains import align_domain, synthesize_and_ingest
 from scibench_testing.files import folder_bytes
+from scibench_testing.limits import limits_with
 
 from stages.catalog import NativeSpec, load_catalog
 from stages.catalog_scopes import parse_scope_block
@@ -19,7 +20,6 @@ from stages.construction.prompts import render_prompt
 from stages.construction.scopes import TIMELESS, ResolvedScope, render_scope_block
 from stages.construction.staging import stage_queries, stage_task
 from stages.repository import read_table
-from stages.sandbox import Limits
 from stages.synthesize import molecules
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,7 +80,7 @@ def test_the_annotator_joins_through_inchikeys_and_writes_its_checkpoints(reposi
     staged, discards = stage_queries(task, extract_tables(task, repository), "molecule_id", [query], folder,
                                      repository)
     assert discards == [] and staged == [query]
-    label, discard = annotate.label_query(task.spec, query, folder, Limits(), [ROOT], "molecule_id")
+    label, discard = annotate.label_query(task.spec, query, folder, limits_with(), [ROOT], "molecule_id")
     assert discard is None, discard
     truth = entities.set_index("molecule_id").loc[list(ids)]
     aligned = pd.DataFrame(label.checkpoints["aligned.parquet"]).set_index("molecule_id")

@@ -22,7 +22,6 @@ from scibench_testing.realdata import realdata
 from stages.align import align
 from stages.catalog import load_catalog, load_scopes
 from stages.construction import annotate, drawing, staging
-from stages.evaluation.runner import sandbox_limits
 from stages.ingest import ingest
 from stages.params import load_params
 from stages.repository import read_manifest, read_table
@@ -95,7 +94,7 @@ def test_real_queries_label_and_verify_end_to_end(domain, must_verify, imagery, 
     dates = read_table(repository, "timeseries", ["date"])["date"]
     entities = read_table(repository, "entities")
     scopes = load_scopes(CATALOG / domain)
-    limits, hidden = sandbox_limits(load_params().construct.limits), [Path.cwd().resolve()]
+    limits, hidden = load_params().construct.limits.to_limits(), [Path.cwd().resolve()]
     reproduced, verified, reasons = [], [], []
     for task in load_catalog(CATALOG, [domain]):
         if NEEDS_HALFHOURLY in task.spec.data.tables or len(reproduced) >= 2:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from scibench_testing.limits import limits_with
 
 import flows.construct as construct
 from stages.construction import annotate, resume
@@ -20,7 +21,7 @@ from stages.sandbox import Collected, Limits
 
 QUERY = Query("q-0001", "control-demo", "h1", "all", "attribute", "", 4, date(2000, 1, 1),
               date(2000, 12, 31), "Estimate the slope.")
-LIMITS = Limits()
+LIMITS = limits_with()
 ABOUT = {"task_id": "control-demo", "scope": "all", "query_id": "q-0001", "seconds": 1.5}
 KEPT = Attempt(answer_text='{"answer": 2.0}', exit_code=0, timed_out=False, infra_error=None, wall_seconds=2.5,
                stdout="fit\n", stderr="", files={"bootstrap.json": Collected(b'{"values": [2.0]}', None)})
@@ -57,8 +58,8 @@ def test_the_key_changes_with_every_input_of_a_label(task: Path):
         seen.add(key(task))
         path.write_text(original)
     assert key(task) == before
-    seen.add(key(task, Limits(wall_seconds=1.0)))
-    seen.add(resume.label_key(task, QUERY, Limits(), ("artifact.csv",)))
+    seen.add(key(task, limits_with(wall_seconds=1.0)))
+    seen.add(resume.label_key(task, QUERY, limits_with(), ("artifact.csv",)))
     (task / "public" / QUERY.query_id / "extra.csv").write_text("")
     seen.add(key(task))
     assert len(seen) == 7
@@ -130,15 +131,15 @@ def test_the_flow_runs_an_annotator_once_per_unchanged_query(task: Path, tmp_pat
     run = task / "private" / QUERY.query_id / "verify_run"
     written = None
     for _ in range(2):
-        labelled = construct.label.fn(QUERY, SPEC, Limits(), [], "id", 1e-6, store, root)
+        labelled = construct.label.fn(QUERY, SPEC, limits_with(), [], "id", 1e-6, store, root)
         assert labelled == (Label({"answer": 2.0}), None)
         written = written or files(run)
         shutil.rmtree(run)  # the next build starts from an empty benchmark
     assert runs == [("label", task), ("verify", task)]
-    construct.label.fn(QUERY, SPEC, Limits(), [], "id", 1e-6, store, root)
+    construct.label.fn(QUERY, SPEC, limits_with(), [], "id", 1e-6, store, root)
     assert files(run) == written and b'"answer_text": "{\\"answer\\": 2.0}"' in written["run.json"]
     (task / "public" / QUERY.query_id / "series.csv").write_text("t,y\n1,3\n")
-    construct.label.fn(QUERY, SPEC, Limits(), [], "id", 1e-6, store, root)
+    construct.label.fn(QUERY, SPEC, limits_with(), [], "id", 1e-6, store, root)
     assert runs == [("label", task), ("verify", task)] * 2
 
 

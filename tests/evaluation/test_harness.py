@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 from scibench_testing.graded import graded_task, metric
+from scibench_testing.limits import limits_with
 
 from benchmarks.runs import write_benchmark
 from stages.catalog import CheckpointSpec
@@ -17,7 +18,7 @@ from stages.evaluation.harness import evaluate_query
 from stages.evaluation.program import Attempt
 from stages.layout import task_dir, verify_run_dir
 from stages.params import AgentParams
-from stages.sandbox import Collected, Limits
+from stages.sandbox import Collected
 
 TASK_ID = "tiny-graded"
 PREDICTIONS = b"predictions of the verify run"
@@ -48,7 +49,8 @@ def oracle(reuse_verify: bool | None):
 
 def evaluate(benchmark: tuple[Path, dict], reuse_verify: bool, tmp_path: Path):
     folder, row = benchmark
-    return evaluate_query(row, oracle(reuse_verify), folder, "b-1", Limits(), [], 0, artifacts=tmp_path / "artifacts")
+    return evaluate_query(row, oracle(reuse_verify), folder, "b-1", limits_with(), [], 0,
+                          artifacts=tmp_path / "artifacts")
 
 
 def keep(benchmark: tuple[Path, dict]) -> None:

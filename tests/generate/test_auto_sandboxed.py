@@ -15,12 +15,12 @@ from scibench_testing.scripted_llm import ScriptedLLM, Turn
 
 from stages import sandbox
 from stages.evaluation.program import Attempt, ServiceReport
-from stages.evaluation.runner import sandbox_limits
 from stages.generate.auto import solvers, staged
 from stages.generate.auto.generator import Recipe
 from stages.generate.auto.loop import implement, judge
 from stages.generate.auto.solvers import AgentSolver, FloorGate
-from stages.params import AgentParams, SandboxLimits
+from stages.params import AgentParams
+from stages.sandbox import SandboxLimits
 
 pytestmark = pytest.mark.skipif(not sandbox.bwrap_available(), reason="bubblewrap is not installed")
 
@@ -55,7 +55,7 @@ def _agent(tmp_path: Path, name: str, code: str, env: dict | None = None) -> Age
     (folder / "agent.py").write_text(textwrap.dedent(code))
     params = AgentParams(kind="command", options={"cmd": f"{sys.executable} {{agent_dir}}/agent.py {{workspace}}",
                                                   "agent_dir": str(folder), "env": env or {}})
-    return AgentSolver(name, params, sandbox_limits(SandboxLimits()), [Path.cwd().resolve()])
+    return AgentSolver(name, params, SandboxLimits().to_limits(), [Path.cwd().resolve()])
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +122,7 @@ def test_an_llm_agent_is_the_loops_solver_one_sandboxed_run_per_trial(task, monk
     with ScriptedLLM([Turn(content=f"```python\n{code}```\n")] * 3) as server:
         solver = AgentSolver("one_turn", AgentParams(kind="llm", options=llm_options(server.base_url,
                                                                                      strategy="one_turn")),
-                             sandbox_limits(SandboxLimits()), [Path.cwd().resolve()])
+                             SandboxLimits().to_limits(), [Path.cwd().resolve()])
         verdict = judge(task, solver)
     assert verdict == {"verifiable": True, "solved": 3, "trials": 3, "difficulty": "easy", "reason": ""}
     assert len(server.requests) == 3
@@ -136,7 +136,7 @@ def test_a_model_api_that_fails_leaves_the_trial_uncounted(task, monkeypatch):
     with ScriptedLLM([Turn(status=500)] * 30) as server:
         solver = AgentSolver("one_turn", AgentParams(kind="llm", options=llm_options(server.base_url,
                                                                                      strategy="one_turn")),
-                             sandbox_limits(SandboxLimits()), [Path.cwd().resolve()])
+                             SandboxLimits().to_limits(), [Path.cwd().resolve()])
         verdict = judge(task, solver)
     assert verdict == {"verifiable": True, "solved": None, "trials": 0, "difficulty": None,
                        "reason": "no trial ran (infrastructure)"}

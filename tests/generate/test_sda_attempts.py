@@ -10,15 +10,15 @@ import pandas as pd
 import pytest
 
 from stages import sandbox
-from stages.evaluation.runner import sandbox_limits
 from stages.generate.sda import load_scenarios
 from stages.generate.sda.attempts import answer_spec, attempt_all, bound, choices, gate, load, prompt
 from stages.generate.sda.build import build, write
-from stages.params import AgentParams, SandboxLimits, load_params
+from stages.params import AgentParams, load_params
+from stages.sandbox import SandboxLimits
 
 pytestmark = pytest.mark.skipif(not sandbox.bwrap_available(), reason="bubblewrap is not installed")
 SCENARIOS = [s for s in load_scenarios() if s.id in ("plant_drought_stress", "pendulum_damping")]
-LIMITS = sandbox_limits(SandboxLimits())
+LIMITS = SandboxLimits().to_limits()
 
 
 @pytest.fixture(scope="module")

@@ -135,7 +135,7 @@ def test_strongest_cause_on_a_linear_scm_follows_the_total_path_weights(linear: 
     for name, weight in per_sd.items():
         iqr = table[name].quantile(0.75) - table[name].quantile(0.25)
         expected[name] = abs(_to_units(linear, "c", weight * iqr / linear.simulation.true[name].std()))
-    shifts = causal._shifts(linear, "c", sorted(per_sd))
+    shifts = causal.structure._shifts(linear, "c", sorted(per_sd))
     assert shifts == pytest.approx(expected, rel=1e-6, abs=1e-9)
     assert shifts["e"] == 0.0
     binding = {"effect": "c", "candidates": "a, b, d, e"}

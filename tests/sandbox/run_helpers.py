@@ -8,12 +8,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from scibench_testing.limits import limits_with
 
 from stages import sandbox
 from stages.sandbox import Limits, RunResult, run_sandboxed
 
 PY = sys.executable
-LIMITS = Limits(wall_seconds=60)
+LIMITS = limits_with(wall_seconds=60)
 AS_ROOT = os.geteuid() == 0
 needs_bwrap = pytest.mark.skipif(
     not sandbox.bwrap_available(),

@@ -38,12 +38,13 @@ print("controllers", " ".join(available), flush=True)
 if not {"memory", "pids", "cpu"} <= set(available):
     sys.exit(0)
 (cg / "unified/cgroup.subtree_control").write_text("+memory +pids +cpu")
-from stages.sandbox import Limits, run_sandboxed
+from stages.sandbox import run_sandboxed
+from scibench_testing.limits import limits_with
 
 workspace = Path(sys.argv[1])
 bomb = "x = bytearray(512 << 20); x[::4096] = b'1' * len(x[::4096])"
 result = run_sandboxed(workspace, [sys.executable, "-c", bomb],
-                       limits=Limits(wall_seconds=60, memory_bytes=128 << 20, address_space_bytes=4 << 30))
+                       limits=limits_with(wall_seconds=60, memory_bytes=128 << 20, address_space_bytes=4 << 30))
 print("isolation", result.isolation, flush=True)
 print("limits", ",".join(result.limits_hit), flush=True)
 print("exit", result.exit_code, flush=True)

@@ -15,9 +15,10 @@ import threading
 from pathlib import Path
 
 import pytest
+from scibench_testing.limits import limits_with
 
 from stages import sandbox
-from stages.sandbox import Limits, run_sandboxed
+from stages.sandbox import run_sandboxed
 from stages.sandbox.command import sandbox_identity
 from stages.sandbox.filesystem import Sizes, mount_args
 from stages.sandbox.unsandboxed import rebased
@@ -78,14 +79,14 @@ def test_a_program_talks_to_the_bound_socket_and_sees_nothing_else_of_the_host(w
         print(json.dumps([reply, sorted(os.listdir("/llm")), write, sorted(os.listdir("/")),
                           os.path.exists(os.environ["HOST_DIR"])]))
         """
-    result = run_sandboxed(ws, [PY, "-c", textwrap.dedent(code)], limits=Limits(wall_seconds=60),
+    result = run_sandboxed(ws, [PY, "-c", textwrap.dedent(code)], limits=limits_with(wall_seconds=60),
                            extra_ro_binds={proxy: "/llm"}, extra_env={"HOST_DIR": str(host)})
     thread.join(timeout=10)
     listener.close()
     reply, listed, write, top, host_visible = json.loads(result.stdout)
     assert (result.exit_code, reply, listed, write, host_visible) == (0, "got hello", ["echo.sock"], "EROFS", False)
     without = run_sandboxed(ws, [PY, "-c", "import json, os; print(json.dumps(sorted(os.listdir('/'))))"],
-                            limits=Limits(wall_seconds=60))
+                            limits=limits_with(wall_seconds=60))
     assert sorted(top) == sorted([*json.loads(without.stdout), "llm"])
 
 

@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 from pytest import MonkeyPatch
 from sandbox.init_helpers import AS_ROOT, PY, empty_workspace, in_thread, needs_bwrap, open_fds
+from scibench_testing.limits import limits_with
 
 from stages import sandbox
-from stages.sandbox import Collected, Limits, RunResult, cgroups, run_sandboxed
+from stages.sandbox import Collected, RunResult, cgroups, run_sandboxed
 from stages.sandbox.command import environment
 from stages.sandbox.filesystem import python_runtime_paths
 from stages.sandbox.untrusted import MISSING
@@ -55,7 +56,7 @@ INSPECT = textwrap.dedent("""
         "pid": os.getpid(),
     }))
 """)
-INSPECT_LIMITS = Limits(wall_seconds=60, cpu_seconds=7, memory_bytes=300 << 20, address_space_bytes=3 << 30,
+INSPECT_LIMITS = limits_with(wall_seconds=60, cpu_seconds=7, memory_bytes=300 << 20, address_space_bytes=3 << 30,
                         file_size_bytes=5 << 20, processes=40, cpu_cores=0.75, work_bytes=1 << 20,
                         tmp_bytes=2 << 20, shm_bytes=3 << 20)
 
@@ -130,7 +131,7 @@ def test_a_finished_run_reports_its_status_output_and_files(ws: Path) -> None:
               "ln -s /etc/passwd work/link; exit 3")
     begun = time.monotonic()
     # A run that does not end when its program does (a pipe left open) fails here, not at the wall clock.
-    _, results = in_thread(lambda: run_sandboxed(ws, ["/bin/sh", "-c", script], limits=Limits(wall_seconds=60),
+    _, results = in_thread(lambda: run_sandboxed(ws, ["/bin/sh", "-c", script], limits=limits_with(wall_seconds=60),
                                                  collect_files=("answer.json", "big", "link", "absent"),
                                                  collect_bytes=14))
     took = time.monotonic() - begun
@@ -148,23 +149,23 @@ def test_a_finished_run_reports_its_status_output_and_files(ws: Path) -> None:
 @needs_bwrap
 def test_the_default_is_to_collect_answer_json_up_to_a_mebibyte(ws: Path) -> None:
     script = "head -c 1048576 /dev/zero > work/answer.json; head -c 1048577 /dev/zero > work/other.json"
-    result = run_sandboxed(ws, ["/bin/sh", "-c", script], limits=Limits(wall_seconds=60))
+    result = run_sandboxed(ws, ["/bin/sh", "-c", script], limits=limits_with(wall_seconds=60))
     assert result.files == {"answer.json": Collected(bytes(1 << 20), None)}
     big = run_sandboxed(ws, ["/bin/sh", "-c", "head -c 1048577 /dev/zero > work/answer.json"],
-                        limits=Limits(wall_seconds=60))
+                        limits=limits_with(wall_seconds=60))
     assert big.files == {"answer.json": Collected(None, "answer.json is larger than 1048576 bytes")}
 
 
 @needs_bwrap
 def test_a_program_killed_by_a_signal_exits_with_128_plus_it(ws: Path) -> None:
-    result = run_sandboxed(ws, ["/bin/sh", "-c", "kill -SEGV $$"], limits=Limits(wall_seconds=60))
+    result = run_sandboxed(ws, ["/bin/sh", "-c", "kill -SEGV $$"], limits=limits_with(wall_seconds=60))
     assert (result.exit_code, result.limits_hit, result.infra_error) == (128 + 11, (), None)
 
 
 @needs_bwrap
 def test_a_program_killed_by_sigxfsz_names_the_file_size_limit(ws: Path) -> None:
     result = run_sandboxed(ws, ["/bin/sh", "-c", "head -c 200000 /dev/zero > work/f"],
-                           limits=Limits(wall_seconds=60, file_size_bytes=100_000))
+                           limits=limits_with(wall_seconds=60, file_size_bytes=100_000))
     assert (result.exit_code, result.limits_hit) == (128 + 25, ("file_size",))
 
 
@@ -172,7 +173,7 @@ def test_a_program_killed_by_sigxfsz_names_the_file_size_limit(ws: Path) -> None
 def test_a_setup_failure_is_an_infra_error(ws: Path, tmp_path: Path, groups_made: list) -> None:
     before = open_fds()
     # It ends when bwrap does, not at the wall clock (no pipe of the harness's is left open).
-    _, results = in_thread(lambda: run_sandboxed(ws, ["true"], limits=Limits(wall_seconds=60),
+    _, results = in_thread(lambda: run_sandboxed(ws, ["true"], limits=limits_with(wall_seconds=60),
                                                  agent_dir=tmp_path / "missing"))
     assert results, "the run did not end within 30 s of bwrap's failure"
     result = results[0]
@@ -191,7 +192,7 @@ def test_a_command_that_cannot_start_is_an_infra_error(ws: Path, monkeypatch: Mo
     monkeypatch.setattr(sandbox.subprocess, "Popen", refuse)
     before = open_fds()
     begun = time.monotonic()
-    result = run_sandboxed(ws, ["true"], limits=Limits(wall_seconds=60))
+    result = run_sandboxed(ws, ["true"], limits=limits_with(wall_seconds=60))
     assert result == RunResult(None, False, result.wall_seconds, "", "",
                                "cannot start: [Errno 2] No such file or directory: 'prlimit'")
     assert 0 <= result.wall_seconds <= time.monotonic() - begun
@@ -206,7 +207,7 @@ def test_a_harness_that_is_not_root_makes_no_cgroup(ws: Path, monkeypatch: Monke
         raise FileNotFoundError(2, "No such file or directory", "prlimit")
 
     monkeypatch.setattr(sandbox.subprocess, "Popen", refuse)
-    run_sandboxed(ws, ["true"], limits=Limits(wall_seconds=60))
+    run_sandboxed(ws, ["true"], limits=limits_with(wall_seconds=60))
     assert groups_made == []
 
 
@@ -216,5 +217,5 @@ def test_each_descriptor_bwrap_reads_is_named_for_what_it_holds(ws: Path, monkey
     names = []
     real = sandbox._memfd
     monkeypatch.setattr(sandbox, "_memfd", lambda name, data: names.append(name) or real(name, data))
-    assert run_sandboxed(ws, ["true"], limits=Limits(wall_seconds=60)).exit_code == 0
+    assert run_sandboxed(ws, ["true"], limits=limits_with(wall_seconds=60)).exit_code == 0
     assert names == ["seccomp", "passwd", "group", "hosts", "hostname"]

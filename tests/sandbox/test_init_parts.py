@@ -16,10 +16,10 @@ from types import SimpleNamespace
 import pytest
 from pytest import MonkeyPatch
 from sandbox.init_helpers import empty_workspace
+from scibench_testing.limits import limits_with
 
 from stages import sandbox
 from stages.sandbox import (
-    Limits,
     SandboxUnavailable,
     _close,
     _full_tmpfs,
@@ -88,7 +88,7 @@ def ws(tmp_path: Path) -> Path:
 def test_without_bwrap_a_run_is_refused_unless_allowed(ws: Path, monkeypatch: MonkeyPatch) -> None:
     monkeypatch.setattr(sandbox, "bwrap_available", lambda: False)
     with pytest.raises(SandboxUnavailable) as raised:
-        run_sandboxed(ws, ["true"], limits=Limits())
+        run_sandboxed(ws, ["true"], limits=limits_with())
     assert str(raised.value) == (
         "bubblewrap (bwrap) is not installed: install it with `apt-get install -y bubblewrap`, "
         "or allow an unsandboxed run explicitly (--unsafe-no-sandbox)")
@@ -103,7 +103,7 @@ def test_an_allowed_unsandboxed_run_is_logged_and_passed_on(
     monkeypatch.setattr(sandbox, "bwrap_available", lambda: False)
     monkeypatch.setattr(unsandboxed, "run_unsandboxed", lambda *args: calls.append(args) or "result")
     (tmp_path / "link").symlink_to(ws)
-    limits = Limits(wall_seconds=5)
+    limits = limits_with(wall_seconds=5)
     with caplog.at_level(logging.WARNING, logger="stages.sandbox"):
         assert run_sandboxed(tmp_path / "link", ["prog", "arg"], limits=limits, extra_env={"A": "1"},
                              collect_files=("x",), collect_bytes=5, unsafe_no_sandbox=True) == "result"
@@ -120,7 +120,7 @@ def test_with_bwrap_the_run_goes_into_the_sandbox(ws: Path, tmp_path: Path, monk
     monkeypatch.setattr(sandbox, "bwrap_available", lambda: True)
     monkeypatch.setattr(sandbox, "_run_in_bwrap", lambda *args: calls.append(args) or "result")
     (tmp_path / "link").symlink_to(ws)
-    limits = Limits(wall_seconds=5)
+    limits = limits_with(wall_seconds=5)
     assert run_sandboxed(tmp_path / "link", ["prog"], limits=limits, agent_dir=tmp_path, hidden=(tmp_path,),
                          extra_env={"A": "1"}, collect_files=("x",), collect_bytes=5,
                          unsafe_no_sandbox=True) == "result"

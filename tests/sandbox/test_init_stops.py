@@ -20,10 +20,11 @@ from pathlib import Path
 import pytest
 from pytest import MonkeyPatch
 from sandbox.init_helpers import FORK_UNTIL_REFUSED, PY, empty_workspace, in_thread, needs_bwrap, needs_cgroup
+from scibench_testing.limits import limits_with
 from scibench_testing.processes import running_with_arg
 
 from stages import sandbox
-from stages.sandbox import Collected, Limits, RunResult, run_sandboxed
+from stages.sandbox import Collected, RunResult, run_sandboxed
 from stages.sandbox.process import Watch
 
 
@@ -36,7 +37,7 @@ def ws(tmp_path: Path) -> Path:
 def test_the_wall_clock_stops_the_run_and_still_collects_its_answer(ws: Path) -> None:
     token = uuid.uuid4().hex
     script = f"echo started; printf 1 > work/answer.json; sleep 60 & exec {PY} -c 'import time; time.sleep(60)' {token}"
-    result = run_sandboxed(ws, ["/bin/sh", "-c", script], limits=Limits(wall_seconds=0.5))
+    result = run_sandboxed(ws, ["/bin/sh", "-c", script], limits=limits_with(wall_seconds=0.5))
     assert (result.exit_code, result.timed_out, result.limits_hit, result.stdout) == (None, True, ("wall",),
                                                                                        "started\n")
     assert result.files == {"answer.json": Collected(b"1", None)}
@@ -47,7 +48,7 @@ def test_the_wall_clock_stops_the_run_and_still_collects_its_answer(ws: Path) ->
 @needs_bwrap
 def test_output_past_the_cap_stops_the_run(ws: Path) -> None:
     result = run_sandboxed(ws, ["/bin/sh", "-c", "head -c 300000 /dev/zero | tr '\\0' a; sleep 60"],
-                           limits=Limits(wall_seconds=60, output_bytes=100_000))
+                           limits=limits_with(wall_seconds=60, output_bytes=100_000))
     assert (result.exit_code, result.timed_out, result.limits_hit) == (None, False, ("output",))
     assert result.stdout == "a" * 20_000
 
@@ -56,7 +57,7 @@ def test_output_past_the_cap_stops_the_run(ws: Path) -> None:
 def test_full_tmpfs_mounts_are_named(ws: Path) -> None:
     script = ("head -c 1000000 /dev/zero > work/f; head -c 1000000 /dev/zero > /tmp/f; "
               "head -c 1000000 /dev/zero > /dev/shm/f; exit 0")
-    limits = Limits(wall_seconds=60, work_bytes=256 << 10, tmp_bytes=512 << 10, shm_bytes=256 << 10)
+    limits = limits_with(wall_seconds=60, work_bytes=256 << 10, tmp_bytes=512 << 10, shm_bytes=256 << 10)
     assert run_sandboxed(ws, ["/bin/sh", "-c", script], limits=limits).limits_hit == (
         "disk:work", "disk:tmp", "disk:shm")
     only_tmp = "head -c 1000000 /dev/zero > /tmp/f; exit 0"
@@ -66,7 +67,7 @@ def test_full_tmpfs_mounts_are_named(ws: Path) -> None:
 @needs_bwrap
 @needs_cgroup
 def test_the_process_total_refuses_forks(ws: Path) -> None:
-    result = run_sandboxed(ws, [PY, "-c", FORK_UNTIL_REFUSED], limits=Limits(wall_seconds=60, processes=8))
+    result = run_sandboxed(ws, [PY, "-c", FORK_UNTIL_REFUSED], limits=limits_with(wall_seconds=60, processes=8))
     # 8 in all: bwrap, its init, the launcher and this program are four of them.
     assert (result.exit_code, result.stdout, result.limits_hit) == (
         0, "4 Resource temporarily unavailable\n", ("pids",))
@@ -76,7 +77,7 @@ def test_the_process_total_refuses_forks(ws: Path) -> None:
 @needs_cgroup
 def test_the_memory_total_kills(ws: Path) -> None:
     code = "block = bytearray(200 << 20)\nfor i in range(0, len(block), 4096): block[i] = 1"
-    result = run_sandboxed(ws, [PY, "-c", code], limits=Limits(wall_seconds=60, memory_bytes=100 << 20))
+    result = run_sandboxed(ws, [PY, "-c", code], limits=limits_with(wall_seconds=60, memory_bytes=100 << 20))
     assert (result.exit_code, result.limits_hit) == (128 + signal.SIGKILL, ("memory",))
 
 
@@ -84,7 +85,7 @@ def test_the_memory_total_kills(ws: Path) -> None:
 @needs_cgroup
 def test_the_cpu_total_stops_the_run(ws: Path) -> None:
     result = run_sandboxed(ws, [PY, "-c", "while True: pass"],
-                           limits=Limits(wall_seconds=60, cpu_seconds=1, cpu_cores=1.0))
+                           limits=limits_with(wall_seconds=60, cpu_seconds=1, cpu_cores=1.0))
     assert (result.exit_code, result.timed_out, result.limits_hit) == (None, False, ("cpu",))
 
 
@@ -94,7 +95,7 @@ def test_bwrap_leads_a_process_group_of_its_own(ws: Path) -> None:
     script = "while [ ! -e data/go ]; do sleep 0.05; done"
     results: list[RunResult] = []
     thread = threading.Thread(target=lambda: results.append(
-        run_sandboxed(ws, ["/bin/sh", "-c", script], limits=Limits(wall_seconds=60))), daemon=True)
+        run_sandboxed(ws, ["/bin/sh", "-c", script], limits=limits_with(wall_seconds=60))), daemon=True)
     thread.start()
     try:
         pid = None
@@ -135,7 +136,7 @@ def test_a_sandbox_stuck_in_setup_is_killed_at_the_wall_clock(ws: Path, monkeypa
 
     monkeypatch.setattr(sandbox, "_memfd", stuck)
     monkeypatch.setattr(sandbox.process, "STOP_GRACE_SECONDS", 3600)  # the stop alone must end it
-    thread, results = in_thread(lambda: run_sandboxed(ws, ["true"], limits=Limits(wall_seconds=0.5)))
+    thread, results = in_thread(lambda: run_sandboxed(ws, ["true"], limits=limits_with(wall_seconds=0.5)))
     ended_while_stuck = not thread.is_alive()
     for write in writers:  # lets a sandbox the stop did not end go on, and the test with it
         os.close(write)

@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 from sandbox.run_helpers import make_workspace, needs_bwrap, run_python
+from scibench_testing.limits import limits_with
 from scibench_testing.processes import running_with_arg
-
-from stages.sandbox import Limits
 
 
 @pytest.fixture
@@ -33,7 +32,7 @@ SLEEPER = """
 @needs_bwrap
 def test_wall_clock_stops_the_program_and_its_children(ws: Path) -> None:
     token = uuid.uuid4().hex
-    result = run_python(ws, SLEEPER.format(token=token), limits=Limits(wall_seconds=1))
+    result = run_python(ws, SLEEPER.format(token=token), limits=limits_with(wall_seconds=1))
     assert (result.exit_code, result.timed_out, result.limits_hit) == (None, True, ("wall",))
     assert (result.stdout, result.infra_error) == ("started\n", None)
     assert result.wall_seconds >= 1.0
@@ -43,7 +42,7 @@ def test_wall_clock_stops_the_program_and_its_children(ws: Path) -> None:
 def test_unsandboxed_timeout_kills_the_process_group(ws: Path, no_bwrap: None) -> None:
     token = uuid.uuid4().hex
     code = SLEEPER.format(token=token)
-    result = run_python(ws, code, limits=Limits(wall_seconds=1), unsafe_no_sandbox=True)
+    result = run_python(ws, code, limits=limits_with(wall_seconds=1), unsafe_no_sandbox=True)
     assert (result.exit_code, result.timed_out, result.stdout) == (None, True, "started\n")
     assert result.limits_hit == ("wall",)
     assert running_with_arg(token) == []

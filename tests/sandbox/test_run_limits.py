@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from sandbox.init_helpers import FORK_UNTIL_REFUSED
 from sandbox.run_helpers import make_workspace, needs_bwrap, needs_cgroup, run_python
+from scibench_testing.limits import limits_with
 
 from stages import sandbox
-from stages.sandbox import Limits, run_sandboxed
+from stages.sandbox import run_sandboxed
 
 
 @pytest.fixture
@@ -37,7 +38,7 @@ def test_file_size_limit_refuses_a_large_write(ws: Path) -> None:
         except OSError as exc:
             print(errno.errorcode[exc.errno], os.path.getsize("work/big.bin"))
         """,
-        limits=Limits(wall_seconds=30, file_size_bytes=1 << 20),
+        limits=limits_with(wall_seconds=30, file_size_bytes=1 << 20),
     )
     assert (result.exit_code, result.stdout) == (0, f"EFBIG {1 << 20}\n")
 
@@ -45,7 +46,7 @@ def test_file_size_limit_refuses_a_large_write(ws: Path) -> None:
 @needs_bwrap
 def test_file_size_limit_kills_a_program_that_does_not_ignore_sigxfsz(ws: Path) -> None:
     result = run_sandboxed(ws, ["/bin/sh", "-c", "head -c 2097152 /dev/zero > work/big.bin"],
-                           limits=Limits(wall_seconds=30, file_size_bytes=1 << 20))
+                           limits=limits_with(wall_seconds=30, file_size_bytes=1 << 20))
     assert (result.exit_code, result.limits_hit) == (128 + 25, ("file_size",))
 
 
@@ -60,9 +61,9 @@ def test_address_space_limit_binds_each_process(ws: Path) -> None:
         small = bytearray(50 << 20)
         print("small ok")
     """
-    result = run_python(ws, code, limits=Limits(wall_seconds=30, address_space_bytes=512 << 20))
+    result = run_python(ws, code, limits=limits_with(wall_seconds=30, address_space_bytes=512 << 20))
     assert (result.exit_code, result.stdout) == (0, "MemoryError\nsmall ok\n")
-    roomy = run_python(ws, code, limits=Limits(wall_seconds=30, address_space_bytes=4 << 30))
+    roomy = run_python(ws, code, limits=limits_with(wall_seconds=30, address_space_bytes=4 << 30))
     assert roomy.stdout == "allocated\nsmall ok\n"
 
 
@@ -77,14 +78,14 @@ def test_cpu_time_is_a_total_over_all_processes(ws: Path) -> None:
         while True:
             pass
     """
-    result = run_python(ws, code, limits=Limits(wall_seconds=60, cpu_seconds=1, cpu_cores=2.0))
+    result = run_python(ws, code, limits=limits_with(wall_seconds=60, cpu_seconds=1, cpu_cores=2.0))
     assert (result.exit_code, result.timed_out, result.limits_hit) == (None, False, ("cpu",))
 
 
 @needs_bwrap
 def test_cpu_time_limit_without_totals_kills_by_sigxcpu(ws: Path, monkeypatch) -> None:
     monkeypatch.setattr(sandbox.cgroups, "create", lambda totals, root=None: None)
-    result = run_python(ws, "while True: pass", limits=Limits(wall_seconds=60, cpu_seconds=1))
+    result = run_python(ws, "while True: pass", limits=limits_with(wall_seconds=60, cpu_seconds=1))
     assert (result.exit_code, result.limits_hit) == (128 + 24, ("cpu",))
     assert result.isolation.endswith("no cgroup: per-process rlimits only")
 
@@ -92,7 +93,7 @@ def test_cpu_time_limit_without_totals_kills_by_sigxcpu(ws: Path, monkeypatch) -
 @needs_bwrap
 @needs_cgroup
 def test_process_total_refuses_forks_past_the_limit(ws: Path) -> None:
-    result = run_python(ws, FORK_UNTIL_REFUSED, limits=Limits(wall_seconds=60, processes=16))
+    result = run_python(ws, FORK_UNTIL_REFUSED, limits=limits_with(wall_seconds=60, processes=16))
     # 16 in all: bwrap, its init, the launcher and this program are four of them.
     assert (result.exit_code, result.stdout) == (0, "12 Resource temporarily unavailable\n")
     assert result.limits_hit == ("pids",)
@@ -117,7 +118,7 @@ def test_memory_total_binds_the_processes_together(ws: Path) -> None:
         statuses = [os.waitpid(pid, 0)[1] for pid in children]
         print(sorted(os.WIFSIGNALED(s) and os.WTERMSIG(s) for s in statuses))
     """
-    result = run_python(ws, code, limits=Limits(wall_seconds=60, memory_bytes=512 << 20))
+    result = run_python(ws, code, limits=limits_with(wall_seconds=60, memory_bytes=512 << 20))
     assert (result.exit_code, result.limits_hit) == (0, ("memory",))
     assert json.loads(result.stdout.replace("False", "0")) in ([0, 0, 9], [0, 9, 9])
 
@@ -136,7 +137,7 @@ def test_writable_places_are_size_capped(ws: Path) -> None:
             except OSError as error:
                 print(path, written, error.strerror)
     """
-    limits = Limits(wall_seconds=60, work_bytes=8 << 20, tmp_bytes=4 << 20, shm_bytes=2 << 20)
+    limits = limits_with(wall_seconds=60, work_bytes=8 << 20, tmp_bytes=4 << 20, shm_bytes=2 << 20)
     result = run_python(ws, code, limits=limits)
     assert result.stdout.splitlines() == [
         "work/f 8 No space left on device",
@@ -152,5 +153,5 @@ def test_output_is_kept_as_a_bounded_tail_and_capped(ws: Path) -> None:
     result = run_python(ws, code)
     assert result.stdout == "b" * 20_000
     flood = run_python(ws, "import sys\nwhile True: sys.stdout.write('x' * 65536)",
-                       limits=Limits(wall_seconds=60, output_bytes=4 << 20))
+                       limits=limits_with(wall_seconds=60, output_bytes=4 << 20))
     assert (flood.exit_code, flood.limits_hit, len(flood.stdout)) == (None, ("output",), 20_000)

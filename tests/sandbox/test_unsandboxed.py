@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 from pytest import MonkeyPatch
+from scibench_testing.limits import limits_with
 from scibench_testing.processes import running_with_arg
 
-from stages.sandbox import Collected, Limits, RunResult
+from stages.sandbox import Collected, RunResult
 from stages.sandbox import unsandboxed as module
 from stages.sandbox.command import environment
 from stages.sandbox.filesystem import python_runtime_paths
@@ -65,7 +66,7 @@ def test_a_run_is_in_the_workspace_with_the_whitelisted_environment_and_its_rlim
 ) -> None:
     monkeypatch.setenv("SCIBENCH_SECRET", "1")
     before = open_fds()
-    limits = Limits(wall_seconds=60, cpu_seconds=7, address_space_bytes=3 << 30, file_size_bytes=5 << 20,
+    limits = limits_with(wall_seconds=60, cpu_seconds=7, address_space_bytes=3 << 30, file_size_bytes=5 << 20,
                     processes=4000)
     begun = time.monotonic()
     result = run_unsandboxed(ws, [PY, "-c", INSPECT], limits, {"SCIBENCH_RUN": "r1"}, ("answer.json", "x"), 10)
@@ -89,7 +90,7 @@ def test_a_run_is_in_the_workspace_with_the_whitelisted_environment_and_its_rlim
 
 def test_without_extra_variables_only_the_whitelist(ws: Path) -> None:
     code = "import json, os; print(json.dumps(sorted(os.environ)))"
-    result = run_unsandboxed(ws, [PY, "-c", code], Limits(wall_seconds=60), None, (), 10)
+    result = run_unsandboxed(ws, [PY, "-c", code], limits_with(wall_seconds=60), None, (), 10)
     names = set(json.loads(result.stdout)) - {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"}
     assert names == {"PATH", "HOME", "PYTHONDONTWRITEBYTECODE", "MPLCONFIGDIR", "OMP_NUM_THREADS",
                      "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "LANG", "PWD"}
@@ -97,13 +98,13 @@ def test_without_extra_variables_only_the_whitelist(ws: Path) -> None:
 
 
 def test_a_program_killed_by_a_signal_exits_with_128_plus_it(ws: Path) -> None:
-    result = run_unsandboxed(ws, ["/bin/sh", "-c", "kill -SEGV $$"], Limits(wall_seconds=60), None, (), 10)
+    result = run_unsandboxed(ws, ["/bin/sh", "-c", "kill -SEGV $$"], limits_with(wall_seconds=60), None, (), 10)
     assert (result.exit_code, result.limits_hit, result.infra_error) == (128 + 11, (), None)
 
 
 def test_a_program_killed_by_sigxfsz_names_the_file_size_limit(ws: Path) -> None:
     result = run_unsandboxed(ws, ["/bin/sh", "-c", "head -c 200000 /dev/zero > work/f"],
-                             Limits(wall_seconds=60, file_size_bytes=100_000), None, (), 10)
+                             limits_with(wall_seconds=60, file_size_bytes=100_000), None, (), 10)
     assert (result.exit_code, result.limits_hit) == (128 + 25, ("file_size",))
 
 
@@ -123,7 +124,7 @@ def test_the_wall_clock_kills_the_run_and_its_children(ws: Path, monkeypatch: Mo
     monkeypatch.setattr(module.process, "STOP_GRACE_SECONDS", 3600)  # the stop alone must end it
     token = uuid.uuid4().hex
     script = f"echo started; {PY} -c 'import time; time.sleep(60)' {token} & exec sleep 60"
-    result = within_deadline(lambda: run_unsandboxed(ws, ["/bin/sh", "-c", script], Limits(wall_seconds=0.5),
+    result = within_deadline(lambda: run_unsandboxed(ws, ["/bin/sh", "-c", script], limits_with(wall_seconds=0.5),
                                                      None, (), 10))
     assert (result.exit_code, result.timed_out, result.limits_hit, result.stdout) == (None, True, ("wall",),
                                                                                        "started\n")
@@ -134,7 +135,7 @@ def test_the_wall_clock_kills_the_run_and_its_children(ws: Path, monkeypatch: Mo
 def test_output_past_the_cap_kills_the_run(ws: Path) -> None:
     script = "head -c 300000 /dev/zero | tr '\\0' a; exec sleep 60"
     result = within_deadline(lambda: run_unsandboxed(ws, ["/bin/sh", "-c", script],
-                                                     Limits(wall_seconds=60, output_bytes=100_000), None, (), 10))
+                                                     limits_with(wall_seconds=60, output_bytes=100_000), None, (), 10))
     assert (result.exit_code, result.timed_out, result.limits_hit) == (None, False, ("output",))
     assert result.stdout == "a" * 20_000
 
@@ -146,7 +147,7 @@ def test_a_command_that_cannot_start_is_an_infra_error(ws: Path, monkeypatch: Mo
     monkeypatch.setattr(module.subprocess, "Popen", refuse)
     before = open_fds()
     begun = time.monotonic()
-    result = run_unsandboxed(ws, ["true"], Limits(wall_seconds=60), None, ("answer.json",), 10)
+    result = run_unsandboxed(ws, ["true"], limits_with(wall_seconds=60), None, ("answer.json",), 10)
     assert result == RunResult(None, False, result.wall_seconds, "", "",
                                "cannot start: [Errno 13] Permission denied: 'prlimit'")
     assert 0 <= result.wall_seconds <= time.monotonic() - begun
@@ -155,7 +156,7 @@ def test_a_command_that_cannot_start_is_an_infra_error(ws: Path, monkeypatch: Mo
 
 def test_a_launcher_that_fails_before_the_program_is_an_infra_error(ws: Path, monkeypatch: MonkeyPatch) -> None:
     monkeypatch.setattr(module.command, "UNSANDBOXED_LAUNCHER", ("/bin/sh", "-c", "echo cannot >&2; exit 7", "sh"))
-    result = run_unsandboxed(ws, ["true"], Limits(wall_seconds=60), None, (), 10)
+    result = run_unsandboxed(ws, ["true"], limits_with(wall_seconds=60), None, (), 10)
     assert (result.exit_code, result.infra_error) == (7, "cannot")
 
 
@@ -179,7 +180,7 @@ def test_a_writer_that_left_the_process_group_is_outwaited_at_the_wall_clock(
     # The program exits; a process it left in a session of its own keeps the output open. The stop
     # cannot reach it; after the grace the run is forced and ends.
     monkeypatch.setattr(module.process, "STOP_GRACE_SECONDS", 0.2)
-    result = within_deadline(lambda: run_unsandboxed(ws, [PY, "-c", ESCAPE], Limits(wall_seconds=0.5), None, (),
+    result = within_deadline(lambda: run_unsandboxed(ws, [PY, "-c", ESCAPE], limits_with(wall_seconds=0.5), None, (),
                                                      10))
     os.kill(int(result.stdout), 9)
     assert (result.exit_code, result.timed_out, result.limits_hit, result.infra_error) == (

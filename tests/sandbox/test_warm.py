@@ -12,17 +12,19 @@ import shutil
 import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from scibench_testing.limits import limits_with
 
-from stages.sandbox import Limits, pools, run_sandboxed, warm
+from stages.sandbox import pools, run_sandboxed, warm
 from stages.sandbox.workspace import make_workspace, remove_workspace
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
 
 PROJECT = Path(__file__).resolve().parents[2]
-LIMITS = Limits(wall_seconds=20, cpu_seconds=20, memory_bytes=2 << 30, address_space_bytes=2 << 30)
+LIMITS = limits_with(wall_seconds=20, cpu_seconds=20, memory_bytes=2 << 30, address_space_bytes=2 << 30)
 
 
 @pytest.fixture
@@ -120,7 +122,7 @@ def test_a_hanging_or_memory_hungry_run_ends_alone(spec, tmp_path: Path):
     hang = query(tmp_path, "hang", "while True: pass")
     hungry = query(tmp_path, "hungry", "x = bytearray(3 << 30)")
     fine = query(tmp_path, "fine", "open('work/answer.json', 'w').write('{}')")
-    short = warm.PoolSpec(Limits(**{**LIMITS.__dict__, "wall_seconds": 2}), spec.hidden, spec.preload)
+    short = warm.PoolSpec(replace(LIMITS, wall_seconds=2), spec.hidden, spec.preload)
     with pools.lease(short) as pool:
         hung, after_hang = run(pool, *hang), run(pool, *fine)
         ate, after_eating = run(pool, *hungry), run(pool, *fine)

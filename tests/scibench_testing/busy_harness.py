@@ -13,7 +13,9 @@ import sys
 import threading
 from pathlib import Path
 
-from stages.sandbox import Limits, debris, run_sandboxed
+from scibench_testing.limits import limits_with
+
+from stages.sandbox import debris, run_sandboxed
 from stages.sandbox.workspace import make_workspace, remove_workspace
 
 
@@ -21,7 +23,7 @@ def run_one(public: Path, seconds: float) -> None:
     """One run in a fresh workspace, as the evaluation runs a query."""
     workspace = make_workspace("sleep\n", public)
     try:
-        result = run_sandboxed(workspace, ["sleep", str(seconds)], limits=Limits(wall_seconds=600))
+        result = run_sandboxed(workspace, ["sleep", str(seconds)], limits=limits_with(wall_seconds=600))
     finally:
         remove_workspace(workspace)
     print("run", result.exit_code, result.infra_error or "", flush=True)

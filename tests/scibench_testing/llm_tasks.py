@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from scibench_testing.limits import limits_with
 from scibench_testing.project import ROOT
 
 from benchmarks.runs import number_task, write_benchmark
@@ -19,7 +20,6 @@ from stages.evaluation.agents.identity import setup_agent
 from stages.evaluation.harness import evaluate_query
 from stages.evaluation.journal import JournalRecord
 from stages.params import AgentParams, PriceTable
-from stages.sandbox import Limits
 from stages.scoring.query.outcomes import Execution
 from stages.scoring.query.scorer import QueryScore, score_query
 
@@ -76,7 +76,7 @@ def run_llm_query(tmp_path: Path, options: dict, infra_retries: int = 0,
     """Run the tiny query once for an agent of `kind` (an `llm` agent by default), as `flows.evaluate` would."""
     benchmark, rows = tiny_benchmark(tmp_path)
     agent = setup_agent("llm-test", AgentParams(kind=kind, options=options), prices=prices)
-    record = evaluate_query(rows[0], agent, benchmark, "tiny-llm", Limits(wall_seconds=wall_seconds),
+    record = evaluate_query(rows[0], agent, benchmark, "tiny-llm", limits_with(wall_seconds=wall_seconds),
                             [ROOT], infra_retries, artifacts=tmp_path / "artifacts")
     return Ran(record, score(record))
 

@@ -6,7 +6,7 @@
 - `defensive` writes zeros and -1 sentinels; the realistic filter must score it 0.
 - `fabricate` invents plausible numbers and artifacts from the prompt alone, never opening `data/`.
 - `reference` hands in what one standard baseline of the task's category predicts
-  (`options: {baseline: climatology}`; see `scripts/reference_models.py`).
+  (`options: {baseline: climatology}`; see `scripts/reference_models/`).
 - `heuristic` is a non-LLM data scientist: it profiles `data/`, picks the standard method of the
   task's family from the prompt's blocks, fits it and reports metrics it validated itself
   (`scripts/heuristic/`).

@@ -35,7 +35,6 @@ from stages.catalog import AnswerSpec, HypothesisSpec
 from stages.construction.prompts import render_answer_block
 from stages.evaluation.agents import AGENTS, QueryContext
 from stages.evaluation.harness import run_attempt
-from stages.evaluation.runner import sandbox_limits
 from stages.generate.sda.evaluate import summary
 from stages.generate.sda.fallback import fallback
 from stages.generate.sda.instances import LETTERS
@@ -178,7 +177,7 @@ def main() -> None:
     params = load_params()
     if args.gate:
         floors = {name: params.agents[name] for name in params.generate.floors}
-        result = gate(floors, sandbox_limits(params.evaluate.limits), split=args.split)
+        result = gate(floors, params.evaluate.limits.to_limits(), split=args.split)
         write_json(METRICS / "generated_validity.json", result)
         for failure in result["failures"]:
             print(f"generated_validity: {failure}", file=sys.stderr)
@@ -191,7 +190,7 @@ def main() -> None:
         parser.error("--llm-fallback needs a judge model (params.yaml judge.model)")
     instances = load(args.benchmark, args.split)[: args.limit]
     responses = attempt_all(instances, args.benchmark, args.agent, params.agents[args.agent],
-                            sandbox_limits(params.evaluate.limits))
+                            params.evaluate.limits.to_limits())
     report = summary(instances, responses)
     extra = {"fallback": fallback(instances, responses, params.judge)} if args.llm_fallback else {}
     out = RUNS / args.benchmark.name / f"{args.agent}.json"

@@ -6,7 +6,7 @@ writer tuned, but they are not the only cheap answers: the other standard models
 (`reference_models.MODELS`) are graded on the query too, and a metric with references must also
 beat each of them that is defined there (strictly: equal does not pass). Otherwise a baseline the
 task did not name (least squares on the drivers of a linear task, say) could pass it. The code is
-the one the reference agents run (`stages/evaluation/agents/scripts/reference_models.py`), applied
+the one the reference agents run (`stages/evaluation/agents/scripts/reference_models/`), applied
 to the query's public tables and graded against its hidden truth like any artifact.
 
 Only models of the task's kind are graded: partitions (`reference_models.PARTITIONS`) for a task

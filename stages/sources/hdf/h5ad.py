@@ -39,15 +39,9 @@ import h5py
 import numpy as np
 import scipy.sparse
 
+from stages.sources.hdf.csc import check_csc, check_no_duplicate_entries, check_unique
 from stages.sources.hdf.datasets import decode_strings, reading, resolve, text_attribute
-from stages.sources.hdf.sparse import (
-    SparseMatrix,
-    check_csc,
-    check_no_duplicate_entries,
-    check_unique,
-    features_frame,
-    member_dataset,
-)
+from stages.sources.hdf.sparse import SparseMatrix, features_frame, member_dataset
 from stages.tables import RawFormatError
 
 LAYOUT = "anndata"

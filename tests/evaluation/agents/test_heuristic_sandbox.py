@@ -17,6 +17,7 @@ import pytest
 from scibench_testing.annotators import CATALOG, KEY, run_reproduce
 from scibench_testing.domains import synthesize_and_ingest
 from scibench_testing.heuristic_workspaces import write_workspace
+from scibench_testing.limits import limits_with
 from scibench_testing.project import TINY_TASKS
 
 from stages.align import align
@@ -31,7 +32,7 @@ from stages.evaluation.program import AgentProgram
 from stages.evaluation.runner import run_query
 from stages.hashing import content_hash
 from stages.repository import read_manifest, read_table
-from stages.sandbox import Limits, bwrap_available
+from stages.sandbox import bwrap_available
 from stages.scoring.query.outcomes import Execution
 from stages.scoring.query.recompute import recompute
 from stages.scoring.query.scorer import Grading, score_query
@@ -77,7 +78,7 @@ def sandboxed_score(agent: str, task, query: Query, public: Path, private: Path,
     options = {"baseline": agent} if agent in REFERENCE_AGENTS else {}
     program = AGENTS["reference" if options else agent](options, QueryContext(query.query_id, task.spec.id, private))
     artifact = task.spec.artifact.file if task.spec.artifact is not None else None
-    attempt = run_query(query.prompt, public, program, Limits(wall_seconds=120, cpu_seconds=120), hidden=[],
+    attempt = run_query(query.prompt, public, program, limits_with(wall_seconds=120, cpu_seconds=120), hidden=[],
                         collect=(artifact,) if artifact else ())
     execution = Execution(attempt.exit_code, attempt.timed_out, attempt.infra_error, attempt.answer_text)
     if artifact is not None:
@@ -126,7 +127,7 @@ def test_a_reference_model_hands_in_the_same_artifact_in_process_as_in_the_sandb
                                               QueryContext(query.query_id, task_id, private))
                 assert (program.in_process is None) == sandbox
                 attempts[sandbox] = run_query(query.prompt, public, program,
-                                              Limits(wall_seconds=120, cpu_seconds=120), hidden=[],
+                                              limits_with(wall_seconds=120, cpu_seconds=120), hidden=[],
                                               collect=(artifact,))
             sandboxed, in_process = attempts[True], attempts[False]
             assert (sandboxed.exit_code, in_process.exit_code) == (0, 0), (task_id, model, in_process.stderr)
@@ -154,8 +155,8 @@ def test_the_heuristic_and_the_floors_hand_in_the_same_bytes_warm_and_cold(camel
                 for warm in (True, False):
                     program = AGENTS[kind]({"warm": warm}, QueryContext(query.query_id, task_id, private.parent))
                     assert (program.warm is not None) == warm
-                    runs[warm] = run_query(query.prompt, public, program, Limits(wall_seconds=120, cpu_seconds=120),
-                                           hidden=[], collect=collect)
+                    runs[warm] = run_query(query.prompt, public, program,
+                                           limits_with(wall_seconds=120, cpu_seconds=120), hidden=[], collect=collect)
                 assert runs[True].exit_code == runs[False].exit_code == 0, (task_id, kind, runs[True].stderr)
                 assert runs[True].answer_text == runs[False].answer_text, (task_id, kind)
                 assert {n: f.data for n, f in runs[True].files.items()} == \
@@ -174,7 +175,7 @@ def test_a_failing_in_process_reference_model_fails_its_query_with_the_traceback
     public = tmp_path / "public"
     public.mkdir()
     attempt = run_query("prompt", public, AgentProgram(argv=["unused"], in_process=broken),
-                        Limits(wall_seconds=5), hidden=[])
+                        limits_with(wall_seconds=5), hidden=[])
     assert attempt.exit_code == 1
     assert "ValueError: no forcing columns" in attempt.stderr
     assert attempt.answer_text == "{}"  # what it wrote before failing is taken, as from a sandbox

@@ -1,4 +1,4 @@
-"""Reference models (stages/evaluation/agents/scripts/reference_models.py) and their grading at build time."""
+"""Reference models (stages/evaluation/agents/scripts/reference_models/) and their grading at build time."""
 
 from __future__ import annotations
 

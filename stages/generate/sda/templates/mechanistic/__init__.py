@@ -2,7 +2,8 @@
 
 `forms` states a functional form (power law, exponential, saturating, Arrhenius) and asks for the
 fitted parameter; `equations` states a scenario mechanism's own equation and asks for a constant
-refit from the table, a local elasticity, which input matters most or which enters it directly.
+refit from the table, a local elasticity, which input matters most or which enters it directly
+(`stated` writes that equation out and refits its constant; `shared` holds what both use).
 """
 
 from __future__ import annotations

@@ -1,24 +1,17 @@
-"""The benchmark catalog: `catalog/<domain>/<task_id>/{task.yaml, reproduce.py}` as validated specs.
+"""A task as `task.yaml` states it: what it is, the data it stages, its hidden truth (`TaskSpec`).
 
-A task spec is pydantic with `extra="forbid"`: a typo in a task file fails the build, naming the file.
-Scopes are defined once per domain in `catalog/<domain>/scopes.yaml` and referenced by name
-(`stages.catalog_scopes`). Helper modules the domain's annotator scripts share live in
-`catalog/<domain>/annotator_lib/`, and helpers every domain may use (reading the scope block,
-the bootstrap, writing answers and checkpoints) in `catalog/annotator_common/`; they are part of
-every task's hash and are mounted beside `reproduce.py` when it runs.
+Every model is pydantic with `extra="forbid"` (`Strict`): a typo in a task file fails the build,
+naming the file. The answer the task asks for and how it is graded are `stages.catalog.answer`'s.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, model_validator
 
-from stages.catalog_scopes import CatalogError, Strict, load_scopes, read_yaml
-from stages.hashing import content_hash
+from stages.catalog.answer import AnswerSpec
+from stages.catalog_scopes import Strict
 
 STBENCH_CATEGORIES = (
     "clustering", "cross_dataset_evaluation", "data_augmentation", "exploratory_analysis",
@@ -32,11 +25,6 @@ HYPOTHESIS_TYPES = ("causal_inference", "correlation_analysis", "pattern_discove
                     "comparative_analysis", "trend_analysis", "hypothesis_testing",
                     "statistical_inference")
 Category = Literal[STBENCH_CATEGORIES + HYPOTHESIS_TYPES]  # type: ignore[valid-type]
-
-TARGET_PATTERN = re.compile(r"^\s*(>=|<=|>|<|==)\s*(-?\d+(\.\d+)?([eE]-?\d+)?)\s*$")
-DIRECTIONAL_TARGETS = ("lower is better", "higher is better")
-ANNOTATOR_LIB = "annotator_lib"  # catalog/<domain>/annotator_lib/*.py: mounted beside reproduce.py
-ANNOTATOR_COMMON = "annotator_common"  # catalog/annotator_common/*.py: mounted for every domain
 
 
 class Source(Strict):
@@ -60,112 +48,6 @@ class Tags(Strict):
     pipeline_stage: list[PIPELINE_STAGES] = []
     cognitive_skill: list[COGNITIVE_SKILLS] = []
     mas_challenge: list[MAS_CHALLENGES] = []
-
-
-class GradeSpec(Strict):
-    """How the harness computes a metric from the agent's artifact and the query's hidden truth.
-
-    `function` names a metric of `stages.scoring.query.metrics` (`nse`, `kge`, `rmse`, ..., `silhouette`);
-    `column` is the artifact column compared with the truth; `aggregate` is `median`/`mean` of the
-    per-entity values or `pooled` (one value over every graded row).
-
-    Before the metric: `timescale` averages truth and prediction per entity over calendar weeks,
-    months or years (the graded rows of each period); `obs_quantile` keeps only the rows whose true
-    value lies within that quantile range of the entity's true values (e.g. [0.9, 1.0]: high flows).
-    """
-
-    function: str
-    column: str
-    aggregate: Literal["median", "mean", "pooled"] = "pooled"
-    timescale: Literal["step", "week", "month", "year"] = "step"
-    obs_quantile: tuple[float, float] | None = None
-    agree_within: float = Field(0.05, ge=0)  # honesty: |reported - recomputed| allowed ...
-    agree_relative: float = Field(0.02, ge=0)  # ... plus this share of |recomputed|
-
-
-class MetricSpec(Strict):
-    """A named numeric metric with a target such as `> 0.3`.
-
-    With `grade`, the harness recomputes the value from the artifact (the reported one is only
-    compared, for the honesty rate). With `references`, the value must also beat every named
-    reference model of the query by more than `margin` (in the metric's better direction) to pass,
-    and every other standard model the build graded on the query at all (`beat_other_models`);
-    a value equal to a reference's never passes, whatever the margin. `beat_other_models: false`
-    is for a metric that grades a standard model the task itself asks for (the linear model of a
-    model comparison), or a pooled signed error (a total volume error) where one of the many
-    graded blends is unbiased by chance: no other model is compared there, and the task's other
-    metrics must keep a cheap answer from passing.
-    """
-
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
-    description: str
-    target: str
-    unit: str = "1"
-    valid_range: tuple[float | None, float | None] = (None, None)
-    no_skill: float | None = None
-    grade: GradeSpec | None = None
-    references: list[str] = []
-    margin: float = Field(0.0, ge=0.0)
-    margin_kind: Literal["absolute", "relative"] = "absolute"  # relative: margin x |reference|
-    beat_other_models: bool = True
-
-    @model_validator(mode="after")
-    def _target_parses(self) -> MetricSpec:
-        if self.target not in DIRECTIONAL_TARGETS and not TARGET_PATTERN.match(self.target):
-            raise ValueError(f"metric {self.name}: unreadable target {self.target!r}")
-        if self.references and self.grade is None:
-            raise ValueError(f"metric {self.name}: reference models need a `grade` to compare with")
-        return self
-
-
-class BootstrapSpec(Strict):
-    """Tolerance from sampling uncertainty: the annotator writes `work/bootstrap.json`.
-
-    The file holds `{"values": [...]}`, the statistic on resamples of the scope's entities. The
-    query's tolerance is `max(abs_tol, tolerance_sd * sd)`; a query whose bootstrap sd exceeds
-    `max_relative_sd * |gold|`, or whose replicates take the gold's sign less than `min_sign_share`
-    of the time, is discarded as unstable.
-    """
-
-    tolerance_sd: float = Field(gt=0)
-    max_relative_sd: float = Field(0.5, gt=0)
-    min_sign_share: float = Field(0.95, ge=0.5, le=1.0)
-
-
-class HypothesisSpec(Strict):
-    """A single typed answer compared with the gold by a comparator and a tolerance.
-
-    `prior` is what a reader of the literature would answer without the data (a textbook value,
-    the direction and rough size a study reports): the answer of the `prior` agent, MoSciBench's
-    NoDataGuess with domain knowledge. It is never staged; a task whose golds it matches fails
-    validity.
-    """
-
-    format: Literal["number", "list", "boolean", "category", "coordinates"]
-    description: str
-    comparator: Literal["=", ">", ">=", "<", "<="] = "="
-    rel_tol: float = 0.10
-    abs_tol: float = 0.0
-    categories: list[str] | None = None
-    valid_range: tuple[float | None, float | None] = (None, None)
-    bootstrap: BootstrapSpec | None = None
-    prior: Any = None
-
-
-class AnswerSpec(Strict):
-    """Exactly one of: named metrics (ST-Bench) or a hypothesis answer (MoSciBench)."""
-
-    metrics: list[MetricSpec] | None = Field(None, min_length=1)
-    hypothesis: HypothesisSpec | None = None
-
-    @model_validator(mode="after")
-    def _exactly_one(self) -> AnswerSpec:
-        if (self.metrics is None) == (self.hypothesis is None):
-            raise ValueError("answer needs exactly one of `metrics` or `hypothesis`")
-        names = [m.name for m in self.metrics or []]
-        if len(names) != len(set(names)):
-            raise ValueError(f"metric names repeat: {names}")
-        return self
 
 
 ArtifactDtype = Literal["float", "int", "str", "date"]
@@ -335,52 +217,3 @@ class TaskSpec(Strict):
             if unknown:
                 raise ValueError(f"metric {metric.name}: references {unknown} are not in reference_models")
         return self
-
-
-@dataclass(frozen=True)
-class CatalogTask:
-    """A task spec with the files that define it and its content hash."""
-
-    spec: TaskSpec
-    folder: Path
-    reproduce: Path
-    task_hash: str
-    annotator_lib: tuple[Path, ...] = ()
-
-
-def load_task(folder: Path) -> CatalogTask:
-    """Load and validate `folder/task.yaml`; the folder name must equal the task id."""
-    path = folder / "task.yaml"
-    raw = read_yaml(path)
-    try:
-        spec = TaskSpec.model_validate(raw)
-    except ValidationError as error:
-        raise CatalogError(f"{path}: {error}") from error
-    if spec.id != folder.name:
-        raise CatalogError(f"{path}: id {spec.id!r} differs from its folder name {folder.name!r}")
-    reproduce = folder / "reproduce.py"
-    if not reproduce.is_file():
-        raise CatalogError(f"{folder}: missing reproduce.py (the annotator reproduction script)")
-    library = tuple(sorted([*(folder.parent / ANNOTATOR_LIB).glob("*.py"),
-                            *(folder.parent.parent / ANNOTATOR_COMMON).glob("*.py")]))
-    # The scope list is the task's query pool, not the task: adding a scope adds queries and keeps
-    # every other query's id (and its label, journal records and scores) as it was.
-    identity = {name: value for name, value in raw.items() if name != "scopes"} if isinstance(raw, dict) else raw
-    task_hash = content_hash([identity, reproduce.read_text(), [[p.name, p.read_text()] for p in library]])
-    return CatalogTask(spec=spec, folder=folder, reproduce=reproduce, task_hash=task_hash,
-                       annotator_lib=library)
-
-
-def load_catalog(catalog_dir: Path, domains: list[str]) -> list[CatalogTask]:
-    """Load every task of the given domains, sorted by id; unknown scope names fail."""
-    tasks = []
-    for domain in domains:
-        domain_dir = catalog_dir / domain
-        scopes = load_scopes(domain_dir)
-        for folder in sorted(p for p in domain_dir.iterdir() if (p / "task.yaml").exists()):
-            task = load_task(folder)
-            unknown = sorted(set(task.spec.scopes) - set(scopes))
-            if unknown:
-                raise CatalogError(f"{folder / 'task.yaml'}: unknown scopes {unknown}")
-            tasks.append(task)
-    return sorted(tasks, key=lambda t: t.spec.id)

@@ -1,0 +1,69 @@
+"""Running agents: the `evaluate` section, the `agents` it runs, a model's generation settings, `prices`."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from stages.params.section import Section
+from stages.sandbox.limits import SandboxLimits
+
+
+class EvaluateParams(Section):
+    """Evaluation runs: which agents, which split, how many at once, how often infra errors retry."""
+
+    agents: list[str]
+    split: Literal["train", "val", "test"] = "test"
+    concurrency: int = Field(2, ge=1)
+    infra_retries: int = Field(2, ge=0)
+    limits: SandboxLimits = SandboxLimits()
+    dask_address: str | None = None  # run queries on an existing Dask cluster (tcp://host:8786)
+
+
+class AgentParams(Section):
+    """One configured agent: its kind (a key of `stages.evaluation.agents.AGENTS`) and kind-specific options."""
+
+    kind: str
+    options: dict[str, Any] = {}
+    concurrency: int | None = Field(None, ge=1)  # queries in flight (default evaluate.concurrency)
+
+
+class Generation(BaseModel):
+    """Generation settings of a model's calls, set by the harness (the caller cannot change them).
+
+    An llm agent's (`agents.<name>.options.generation`: its proxy forces them on every call) and the
+    loop generator's (`generate.auto.generator.generation`).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float | None = 0.0
+    top_p: float | None = None
+    max_tokens: int = Field(4096, ge=1)
+    seed: int | None = 0
+    # o-series models take `max_completion_tokens` instead of `max_tokens`
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    extra: dict[str, Any] = {}  # more request fields, e.g. {reasoning_effort: low} or vLLM's {top_k: 20}
+
+    def request_fields(self) -> dict[str, Any]:
+        """The fields set on every request; a None setting is left to the server."""
+        fields = {"temperature": self.temperature, "top_p": self.top_p, "seed": self.seed,
+                  self.max_tokens_field: self.max_tokens}
+        return {key: value for key, value in fields.items() if value is not None} | self.extra
+
+
+class ModelPrice(Section):
+    """What one model costs, in USD per million tokens."""
+
+    input_per_mtok: float = Field(ge=0)
+    cached_input_per_mtok: float | None = Field(None, ge=0)  # None: cached tokens cost as input
+    output_per_mtok: float = Field(ge=0)  # reasoning tokens are output tokens
+
+
+class PriceTable(Section):
+    """A versioned price table for the cost of LLM agents' calls (a model not listed costs null)."""
+
+    version: str
+    source: str | None = None
+    models: dict[str, ModelPrice] = {}
