@@ -4,9 +4,10 @@
   declared for them, list at least 20 known `hh_` scopes, put their truth on `halfhourly` at
   `timestamp_start`, render prompts free of citations and never stage a column that would leak
   the flux (a gap-filled, model-filled or uncertainty column of it, or a site mean of it).
-- Known answers: `methanewet_halfhourly`'s functions on hand-made frames whose right answer
-  follows from their construction (an exact log-linear site, equal residuals around a gap, a
-  daily mean to reproduce, a donor site whose response a held-out site shares).
+- Known answers: the functions of `methanewet_halfhourly` (rows, clocks) and
+  `methanewet_halfhourly_models` on hand-made frames whose right answer follows from their
+  construction (an exact log-linear site, equal residuals around a gap, a daily mean to reproduce,
+  a donor site whose response a held-out site shares).
 """
 
 from __future__ import annotations
@@ -44,12 +45,23 @@ def tasks() -> dict[str, CatalogTask]:
 
 
 @pytest.fixture(scope="module")
-def hh():
-    """The half-hourly library, imported as the annotator imports it (flat, by name)."""
+def hh_rows():
+    """The half-hourly rows and features module, imported as the annotator imports it (flat, by name)."""
     sys.path.insert(0, str(LIBRARY))
     try:
         import methanewet_halfhourly
         yield methanewet_halfhourly
+    finally:
+        sys.path.remove(str(LIBRARY))
+
+
+@pytest.fixture(scope="module")
+def hh(hh_rows):
+    """The half-hourly models module (it imports the rows module, already on the path)."""
+    sys.path.insert(0, str(LIBRARY))
+    try:
+        import methanewet_halfhourly_models
+        yield methanewet_halfhourly_models
     finally:
         sys.path.remove(str(LIBRARY))
 
@@ -99,13 +111,13 @@ def test_no_task_stages_a_column_derived_from_the_flux(tasks):
 
 # --- known answers of the library -----------------------------------------------------------------
 
-def test_local_clock_shifts_utc_to_local_standard_time(hh):
+def test_local_clock_shifts_utc_to_local_standard_time(hh_rows):
     frame = site_frame("A", 1)
     sites = pd.DataFrame({"utc_offset_h": [-6.0]}, index=pd.Index(["A"], name="site_id"))
-    clock = hh.local_clock(frame, sites)
+    clock = hh_rows.local_clock(frame, sites)
     assert clock["hour"].iloc[0] == 18.0  # 00:00 UTC is 18:00 of the previous local day
     assert clock["day"].iloc[0] == pd.Timestamp("2017-05-31") and clock["hour"].iloc[13] == 0.5
-    assert hh.steps_per_day(frame).iloc[0] == 48
+    assert hh_rows.steps_per_day(frame).iloc[0] == 48
 
 
 def test_process_model_recovers_an_exact_log_linear_site(hh):
@@ -122,21 +134,21 @@ def test_process_model_recovers_an_exact_log_linear_site(hh):
     np.testing.assert_allclose(simulated[inside], log_flux[inside], atol=0.02)  # ridge shrinks a little
 
 
-def test_a_gap_between_equal_residuals_carries_it_fading_with_the_distance_to_the_edges(hh):
+def test_a_gap_between_equal_residuals_carries_it_fading_with_the_distance_to_the_edges(hh, hh_rows):
     frame = site_frame("A", 4)
     known = np.ones(len(frame), dtype=bool)
     known[80:110] = False  # a 15-hour gap
-    anomaly = hh.edge_anomaly(frame, np.full(len(frame), 0.3), known, hh.steps_per_day(frame),
+    anomaly = hh.edge_anomaly(frame, np.full(len(frame), 0.3), known, hh_rows.steps_per_day(frame),
                               tau_days=2.0)
     assert anomaly[79] == 0.0 and anomaly[110] == 0.0  # observed rows keep their own value
     assert anomaly[80] == pytest.approx(0.3 * np.exp(-(1 / 48) / 2.0))  # one step from the edge
     assert anomaly[94] == pytest.approx(0.3 * np.exp(-(15 / 48) / 2.0))  # the gap's middle
 
 
-def test_the_anomaly_decays_with_its_time_constant_into_the_test_period(hh):
+def test_the_anomaly_decays_with_its_time_constant_into_the_test_period(hh, hh_rows):
     frame = site_frame("A", 4)
     test = np.arange(len(frame)) >= 96
-    decayed = hh.decayed_anomaly(frame, np.full(len(frame), 0.4), ~test, test, hh.steps_per_day(frame),
+    decayed = hh.decayed_anomaly(frame, np.full(len(frame), 0.4), ~test, test, hh_rows.steps_per_day(frame),
                                  tau_days=2.0)
     assert decayed[95] == 0.0
     assert decayed[96 + 47] == pytest.approx(0.4 * np.exp(-1.0 / 2.0))  # one day in
@@ -159,24 +171,24 @@ def test_scaling_to_the_daily_record_reproduces_the_daily_means(hh):
     assert scaled[12] / scaled[36] == pytest.approx(shape[12] / shape[36])
 
 
-def test_pseudo_gaps_hide_about_the_share_in_runs_and_repeat_with_the_seed(hh):
+def test_pseudo_gaps_hide_about_the_share_in_runs_and_repeat_with_the_seed(hh, hh_rows):
     frame = site_frame("A", 60)
     known = np.ones(len(frame), dtype=bool)
-    per_day = hh.steps_per_day(frame)
+    per_day = hh_rows.steps_per_day(frame)
     hidden = hh.pseudo_gaps(frame, known, 0.15, (1.0, 3.0), per_day, seed=3)
     assert 0.15 <= hidden.mean() < 0.15 + 3 * 48 / len(frame)
     np.testing.assert_array_equal(hidden, hh.pseudo_gaps(frame, known, 0.15, (1.0, 3.0), per_day, seed=3))
 
 
-def test_owed_rows_follow_the_artifact_rules(hh):
+def test_owed_rows_follow_the_artifact_rules(hh_rows):
     frame = pd.concat([site_frame("A", 2, fch4_nmol_m2_s=1.0), site_frame("B", 2, fch4_nmol_m2_s=np.nan)],
                       ignore_index=True)
     holdout = {"rows": {"kind": "holdout", "from": "2017-06-02", "to": "2017-06-02"}}
     held = {"rows": {"kind": "held_out_entities", "entities": ["B"]}}
     gaps = {"rows": {"kind": "hidden_gaps", "column": "fch4_nmol_m2_s"}}
-    assert hh.owed_rows(frame, holdout).sum() == 2 * 48
-    np.testing.assert_array_equal(hh.owed_rows(frame, held), (frame["site_id"] == "B").to_numpy())
-    np.testing.assert_array_equal(hh.owed_rows(frame, gaps), (frame["site_id"] == "B").to_numpy())
+    assert hh_rows.owed_rows(frame, holdout).sum() == 2 * 48
+    np.testing.assert_array_equal(hh_rows.owed_rows(frame, held), (frame["site_id"] == "B").to_numpy())
+    np.testing.assert_array_equal(hh_rows.owed_rows(frame, gaps), (frame["site_id"] == "B").to_numpy())
 
 
 def test_a_donor_with_the_same_response_transfers_it_exactly(hh):

@@ -22,6 +22,7 @@ from stages.scoring.query.recompute import Recomputed, recompute
 
 CATALOG = Path(__file__).resolve().parents[2] / "catalog"
 ANNOTATOR_LIB = CATALOG / "camels" / "annotator_lib"
+ANNOTATOR_COMMON = CATALOG / "annotator_common"  # mounted beside every domain's library
 KEY = "gauge_id"
 THREADS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -49,7 +50,7 @@ def run_reproduce(task: CatalogTask, workspace: Path) -> Run:
     result = subprocess.run(
         [sys.executable, str(task.reproduce)],
         cwd=workspace,
-        env={**os.environ, **THREADS, "PYTHONPATH": str(ANNOTATOR_LIB)},
+        env={**os.environ, **THREADS, "PYTHONPATH": os.pathsep.join(map(str, (ANNOTATOR_LIB, ANNOTATOR_COMMON)))},
         capture_output=True,
         text=True,
         timeout=300,

@@ -26,13 +26,16 @@ def load_domain_tasks(domain: Path) -> dict[str, CatalogTask]:
 def import_library(library: Path, *names: str) -> Iterator[tuple[ModuleType, ...]]:
     """Yield the annotator library modules `names`, imported as the annotator imports them (flat, by name).
 
-    A generator for a module-scoped fixture: the library folder is on sys.path only while it runs.
+    A generator for a module-scoped fixture: the library folder and `catalog/annotator_common` (mounted
+    beside every library) are on sys.path only while it runs.
     """
-    sys.path.insert(0, str(library))
+    folders = [str(library), str(library.parents[1] / "annotator_common")]
+    sys.path[:0] = folders
     try:
         yield tuple(importlib.import_module(name) for name in names)
     finally:
-        sys.path.remove(str(library))
+        for folder in folders:
+            sys.path.remove(folder)
 
 
 def assert_domain_shape(tasks: dict[str, CatalogTask], domain: str, count: int,

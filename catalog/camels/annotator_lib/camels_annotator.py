@@ -6,38 +6,11 @@ sandbox. Like the scripts, it imports only what an agent's environment has (nump
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
-SCOPE_BLOCK = re.compile(r"## Scope\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
-ARTIFACT_BLOCK = re.compile(r"## Artifact\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
-
-
-def read_scope(prompt: Path) -> dict:
-    """Return the JSON scope block (entity_key, entities, start, end) of the rendered prompt."""
-    match = SCOPE_BLOCK.search(prompt.read_text())
-    if match is None:
-        raise ValueError(f"{prompt}: no '## Scope' block with a ```json fence")
-    return json.loads(match.group("json"))
-
-
-def read_artifact_spec(prompt: Path) -> dict:
-    """Return the JSON artifact block (file, key, columns, rows) of the rendered prompt."""
-    match = ARTIFACT_BLOCK.search(prompt.read_text())
-    if match is None:
-        raise ValueError(f"{prompt}: no '## Artifact' block with a ```json fence")
-    return json.loads(match.group("json"))
-
-
-def write_answer(metrics: dict | None = None, answer: object = None) -> None:
-    """Write work/answer.json: `{"metrics": ...}` or `{"answer": ...}`."""
-    document = {"metrics": metrics} if metrics is not None else {"answer": answer}
-    Path("work").mkdir(exist_ok=True)
-    Path("work/answer.json").write_text(json.dumps(document, indent=2, sort_keys=True))
+from annotator_common import read_artifact_spec, read_scope, write_answer, write_artifact
 
 
 def kge(obs: np.ndarray, sim: np.ndarray) -> float:
@@ -66,6 +39,15 @@ def read_timeseries(data_dir: Path, scope: dict, columns: list[str]) -> pd.DataF
 def nse(obs: np.ndarray, sim: np.ndarray) -> float:
     """Nash-Sutcliffe efficiency: 1 - sum((sim - obs)^2) / sum((obs - mean(obs))^2)."""
     return float(1.0 - np.sum((sim - obs) ** 2) / np.sum((obs - obs.mean()) ** 2))
+
+
+def split_basin_training(train: np.ndarray, share: float = 0.2) -> tuple[np.ndarray, np.ndarray]:
+    """(early, late) of one basin's rows: its training rows before / from the position that leaves
+    the last `share` of them for validation."""
+    rows = np.flatnonzero(train)
+    cut = rows[int(len(rows) * (1 - share))]
+    position = np.arange(len(train))
+    return train & (position < cut), train & (position >= cut)
 
 
 # --- forcing-only features of a basin (streamflow prediction, gap filling) ---
@@ -190,12 +172,9 @@ def cluster_profiles(column: str, features: list[str]) -> None:
     Reads the query from the working directory, builds `profile_space`, keeps `best_partition`, and
     writes the artifact (key, cluster) and work/answer.json with the partition's silhouette.
     """
-    prompt = Path("prompt.md")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
+    scope, artifact = read_scope(), read_artifact_spec()
     frame = read_timeseries(Path("data"), scope, [column])
     space = profile_space(frame, scope["entity_key"], column, features)
     labels, score = best_partition(space.to_numpy())
-    Path("work").mkdir(exist_ok=True)
-    pd.DataFrame({scope["entity_key"]: space.index, "cluster": labels.astype(int)}).to_parquet(
-        Path("work") / artifact["file"], index=False)
-    write_answer({"silhouette": round(score, 6)})
+    write_artifact(pd.DataFrame({scope["entity_key"]: space.index, "cluster": labels.astype(int)}), artifact)
+    write_answer(metrics={"silhouette": score})

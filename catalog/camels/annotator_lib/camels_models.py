@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from camels_annotator import FORCING, basin_features, kge, nse, read_artifact_spec, read_scope, read_timeseries
+from annotator_common import read_artifact_spec, read_scope, write_artifact
+from camels_annotator import FORCING, basin_features, kge, nse, read_timeseries
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 # Static attributes a pooled model may read where a task stages them (climate, topography, land).
@@ -47,11 +48,24 @@ class Query:
         """Rows before the test period whose target is observed."""
         return ~self.test & ~np.isnan(self.obs)
 
+    def validate(self, simulate: Simulator) -> pd.DataFrame:
+        """Per-basin scores (`scores`) of `simulate` fitted on the early training rows, scored on the
+        late ones (`validation_split`)."""
+        early, late = validation_split(self.frame["date"], self.train)
+        return scores(self.obs[late], simulate(early, late), self.basins[late])
+
+    def write_rows(self, rows: np.ndarray, columns: dict[str, np.ndarray]) -> None:
+        """Write the artifact: basin and date of the selected rows plus the value columns, in the
+        order given."""
+        out = self.frame.loc[rows, [self.key, "date"]].reset_index(drop=True)
+        for name, values in columns.items():
+            out[name] = np.asarray(values, dtype=float)
+        write_artifact(out, self.artifact, select=False)
+
 
 def read_query(columns: list[str], target: str = "qobs_mm_d") -> Query:
     """Read prompt.md and data/ of the query in the current directory."""
-    prompt = Path("prompt.md")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
+    scope, artifact = read_scope(), read_artifact_spec()
     frame = read_timeseries(Path("data"), scope, sorted({*columns, target}))
     key = scope["entity_key"]
     return Query(scope, artifact, frame, key, frame[target].to_numpy(dtype=float),
@@ -174,23 +188,6 @@ def scores(obs: np.ndarray, sim: np.ndarray, basins: np.ndarray) -> pd.DataFrame
     return pd.DataFrame(rows, columns=["basin", "nse", "kge", "r2", "variability_error"]).set_index("basin")
 
 
-def validate(simulate: Simulator, obs: np.ndarray, dates: pd.Series, train: np.ndarray,
-             basins: np.ndarray) -> pd.DataFrame:
-    """Per-basin NSE and KGE of `simulate` fitted on early training rows, scored on the late ones."""
-    early, late = validation_split(dates, train)
-    return scores(obs[late], simulate(early, late), basins[late])
-
-
-def write_rows(frame: pd.DataFrame, rows: np.ndarray, key: str, columns: dict[str, np.ndarray],
-               artifact: dict) -> None:
-    """Write the artifact: key and date of the selected rows plus the value columns."""
-    out = frame.loc[rows, [key, "date"]].reset_index(drop=True)
-    for name, values in columns.items():
-        out[name] = np.asarray(values, dtype=float)
-    Path("work").mkdir(exist_ok=True)
-    out.to_parquet(Path("work") / artifact["file"], index=False)
-
-
 def median_of(table: pd.DataFrame, column: str) -> float:
     """Median of a score column rounded for answer.json (nan when no basin has a score)."""
     values = table[column].dropna()
@@ -257,6 +254,6 @@ def run_ungauged(
     held, public = held_out_masks(q)
     check = pseudo_ungauged(q.basins, public)
     check_sim = simulate(public & ~check, check)
-    write_rows(q.frame, held, q.key, {"qsim_mm_d": simulate(public, held)}, q.artifact)
+    q.write_rows(held, {"qsim_mm_d": simulate(public, held)})
     errors = (check_sim - q.obs[check])[~np.isnan(q.obs[check])]
     return scores(q.obs[check], check_sim, q.basins[check]), errors

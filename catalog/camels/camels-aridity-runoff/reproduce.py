@@ -15,19 +15,19 @@ Method (the gold):
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from camels_annotator import read_scope, read_timeseries
+from annotator_common import read_scope, write_answer
+from camels_annotator import read_timeseries
 
 BOOTSTRAP = 500
 
 
 def main() -> None:
     """Compute the slope and write work/answer.json."""
-    scope = read_scope(Path("prompt.md"))
+    scope = read_scope()
     key = scope["entity_key"]
     frame = read_timeseries(Path("data"), scope, ["prcp_mm_d", "qobs_mm_d"])
     observed = frame[frame["qobs_mm_d"].notna() & frame["prcp_mm_d"].notna()]
@@ -50,9 +50,7 @@ def main() -> None:
         pick = rng.integers(0, len(x), len(x))
         if np.unique(x[pick]).size > 1:
             replicates.append(float(np.polyfit(x[pick], y[pick], deg=1)[0]))
-    Path("work").mkdir(exist_ok=True)
-    Path("work/answer.json").write_text(json.dumps({"answer": round(float(slope), 6)}, indent=2))
-    Path("work/bootstrap.json").write_text(json.dumps({"values": replicates}))
+    write_answer(round(float(slope), 6), replicates)
 
 
 if __name__ == "__main__":

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from camels_annotator import FORCING, write_answer
-from camels_models import boosted, featurize, read_query, write_rows
+from annotator_common import write_answer
+from camels_annotator import FORCING
+from camels_models import boosted, featurize, read_query
 
 DRIVERS = ["liquid", "liquid_ewm_3", "liquid_ewm_7", "melt", "snowpack", "tmean", "pet",
            "runoff_50", "runoff_150_ewm_10", "season_sin", "season_cos"]
@@ -77,10 +78,9 @@ def main() -> None:
     errors = (check["qfc"].to_numpy() - q.obs[check["row"].to_numpy()])
     errors = errors[~np.isnan(errors)]
     final = forecast(q, features, first, horizon).set_index("row")["qfc"]
-    write_rows(q.frame, q.test, q.key, {"qfc_mm_d": final.reindex(np.flatnonzero(q.test)).to_numpy()},
-               q.artifact)
-    write_answer({"rmse_mm_d": round(float(np.sqrt(np.mean(errors**2))), 6),
-                  "mae_mm_d": round(float(np.mean(np.abs(errors))), 6)})
+    q.write_rows(q.test, {"qfc_mm_d": final.reindex(np.flatnonzero(q.test)).to_numpy()})
+    write_answer(metrics={"rmse_mm_d": round(float(np.sqrt(np.mean(errors**2))), 6),
+                          "mae_mm_d": round(float(np.mean(np.abs(errors))), 6)})
 
 
 if __name__ == "__main__":

@@ -14,8 +14,9 @@ Method (the gold):
 from __future__ import annotations
 
 import numpy as np
-from camels_annotator import FORCING, write_answer
-from camels_models import featurize, median_of, read_query, scores, validation_split, write_rows
+from annotator_common import write_answer
+from camels_annotator import FORCING
+from camels_models import featurize, median_of, read_query, scores, validation_split
 from scipy.optimize import nnls
 
 STORES = [f"runoff_{c}{s}" for c in (50, 150, 400) for s in ("", "_ewm_10", "_ewm_60")]
@@ -39,8 +40,8 @@ def main() -> None:
     features = featurize(q.frame, q.key)
     early, late = validation_split(q.frame["date"], q.train)
     check = scores(q.obs[late], calibrated(features, q, early, late), q.basins[late])
-    write_rows(q.frame, q.test, q.key, {"qsim_mm_d": calibrated(features, q, q.train, q.test)}, q.artifact)
-    write_answer({"mean_nse": round(float(check["nse"].mean()), 6), "median_kge": median_of(check, "kge")})
+    q.write_rows(q.test, {"qsim_mm_d": calibrated(features, q, q.train, q.test)})
+    write_answer(metrics={"mean_nse": round(float(check["nse"].mean()), 6), "median_kge": median_of(check, "kge")})
 
 
 if __name__ == "__main__":

@@ -15,8 +15,9 @@ Deterministic: fixed `random_state`, no early stopping, single thread.
 from __future__ import annotations
 
 import numpy as np
-from camels_annotator import FORCING, write_answer
-from camels_models import featurize, local, median_of, read_query, scores, validation_split, write_rows
+from annotator_common import write_answer
+from camels_annotator import FORCING
+from camels_models import featurize, local, median_of, read_query, scores, validation_split
 
 STUDENT_INPUTS = ["runoff_50_ewm_10", "runoff_150_ewm_10", "runoff_400_ewm_10", "runoff_150_ewm_60",
                   "runoff_400_ewm_60", "runoff_50", "liquid_ewm_3", "liquid_ewm_30", "melt",
@@ -47,9 +48,8 @@ def main() -> None:
     checks = [median_of(scores(q.obs[late], sim, q.basins[late]), "nse")
               for sim in distil(features, q, early, late)]
     teacher, student = distil(features, q, q.train, q.test)
-    write_rows(q.frame, q.test, q.key, {"qsim_teacher_mm_d": teacher, "qsim_student_mm_d": student},
-               q.artifact)
-    write_answer({"median_nse_teacher": checks[0], "median_nse_student": checks[1]})
+    q.write_rows(q.test, {"qsim_teacher_mm_d": teacher, "qsim_student_mm_d": student})
+    write_answer(metrics={"median_nse_teacher": checks[0], "median_nse_student": checks[1]})
 
 
 if __name__ == "__main__":

@@ -14,8 +14,9 @@ Deterministic: fixed `random_state`, no early stopping, single thread.
 from __future__ import annotations
 
 import numpy as np
-from camels_annotator import FORCING, nse, write_answer
-from camels_models import featurize, local, read_query, validation_split, write_rows
+from annotator_common import write_answer
+from camels_annotator import FORCING, nse
+from camels_models import featurize, local, read_query, validation_split
 
 WEIGHT_POWER = 1.0
 
@@ -41,8 +42,8 @@ def main() -> None:
     simulate = local(featurize(q.frame, q.key), q.obs, q.basins, weight_power=WEIGHT_POWER)
     early, late = validation_split(q.frame["date"], q.train)
     high_nse, peak_mae = stratum_scores(q.obs[late], simulate(early, late), q.basins[late])
-    write_rows(q.frame, q.test, q.key, {"qsim_mm_d": simulate(q.train, q.test)}, q.artifact)
-    write_answer({"high_flow_nse": high_nse, "peak_mae_mm_d": peak_mae})
+    q.write_rows(q.test, {"qsim_mm_d": simulate(q.train, q.test)})
+    write_answer(metrics={"high_flow_nse": high_nse, "peak_mae_mm_d": peak_mae})
 
 
 if __name__ == "__main__":

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from camels_annotator import FORCING, write_answer
-from camels_models import featurize, local, median_of, others_mean, read_entities, read_query, validate, write_rows
+from annotator_common import write_answer
+from camels_annotator import FORCING
+from camels_models import featurize, local, median_of, others_mean, read_entities, read_query
 
 FUSED = ("prcp_mm_d", "tmax_c", "tmin_c")
 FUSED_FEATURES = ["prcp_mm_d", "liquid", "melt", "snowpack", "liquid_ewm_3", "liquid_ewm_15",
@@ -51,9 +52,9 @@ def main() -> None:
     own = featurize(q.frame, q.key)
     fused = featurize(fused_forcing(q.frame, q.key, regions), q.key)[FUSED_FEATURES].add_prefix("fused_")
     simulate = local(pd.concat([own, fused], axis=1), q.obs, q.basins, max_iter=60)
-    check = validate(simulate, q.obs, q.frame["date"], q.train, q.basins)
-    write_rows(q.frame, q.test, q.key, {"qsim_mm_d": simulate(q.train, q.test)}, q.artifact)
-    write_answer({"median_nse": median_of(check, "nse"), "median_kge": median_of(check, "kge")})
+    check = q.validate(simulate)
+    q.write_rows(q.test, {"qsim_mm_d": simulate(q.train, q.test)})
+    write_answer(metrics={"median_nse": median_of(check, "nse"), "median_kge": median_of(check, "kge")})
 
 
 if __name__ == "__main__":

@@ -31,22 +31,15 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from camels_annotator import (
-    basin_features,
-    nse,
-    read_artifact_spec,
-    read_scope,
-    read_timeseries,
-    write_answer,
-)
+from annotator_common import read_artifact_spec, read_scope, write_answer, write_artifact
+from camels_annotator import basin_features, nse, read_timeseries
 from camels_gaps import COLUMNS, features, pseudo_gaps, simulate
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 
 def main() -> None:
     """Fill the null days of the query in the current directory; write the artifact."""
-    prompt = Path("prompt.md")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
+    scope, artifact = read_scope(), read_artifact_spec()
     frame = read_timeseries(Path("data"), scope, [*COLUMNS, "qobs_mm_d"])
     regions = pd.read_parquet(Path("data/entities.parquet")).astype({"gauge_id": str})
     region = regions.set_index("gauge_id")["huc_02"]
@@ -91,10 +84,9 @@ def main() -> None:
     filled = np.clip(np.exp(fill["baseline"] + model.predict(fill[columns])) - fill["eps"], 0.0, None)
     out = pd.DataFrame({"gauge_id": fill["gauge"].to_numpy(), "date": fill["date"].to_numpy(),
                         "qfill_mm_d": filled.to_numpy()})
-    Path("work").mkdir(exist_ok=True)
-    out.to_parquet(Path("work") / artifact["file"], index=False)
-    write_answer({"rmse_mm_d": round(float(np.sqrt(np.mean(errors**2))), 6),
-                  "nse_masked": round(float(np.median(nses)), 6)})
+    write_artifact(out, artifact)
+    write_answer(metrics={"rmse_mm_d": round(float(np.sqrt(np.mean(errors**2))), 6),
+                          "nse_masked": round(float(np.median(nses)), 6)})
 
 
 if __name__ == "__main__":

@@ -14,8 +14,9 @@ Deterministic: fixed `random_state`, no early stopping, single thread.
 from __future__ import annotations
 
 import numpy as np
-from camels_annotator import FORCING, write_answer
-from camels_models import featurize, local, median_of, read_query, scores, validation_split, write_rows
+from annotator_common import write_answer
+from camels_annotator import FORCING
+from camels_models import featurize, local, median_of, read_query, scores, validation_split
 
 WEIGHT_POWER = 0.5
 
@@ -37,10 +38,10 @@ def main() -> None:
     simulate = local(featurize(q.frame, q.key), q.obs, q.basins, weight_power=WEIGHT_POWER)
     early, late = validation_split(q.frame["date"], q.train)
     check_sim = simulate(early, late)
-    write_rows(q.frame, q.test, q.key, {"qsim_mm_d": simulate(q.train, q.test)}, q.artifact)
-    write_answer({"high_flow_volume_error": round(float(np.median(high_flow_errors(
-                      q.obs[late], check_sim, q.basins[late]))), 6),
-                  "median_kge": median_of(scores(q.obs[late], check_sim, q.basins[late]), "kge")})
+    q.write_rows(q.test, {"qsim_mm_d": simulate(q.train, q.test)})
+    write_answer(metrics={"high_flow_volume_error": round(float(np.median(high_flow_errors(
+                              q.obs[late], check_sim, q.basins[late]))), 6),
+                          "median_kge": median_of(scores(q.obs[late], check_sim, q.basins[late]), "kge")})
 
 
 if __name__ == "__main__":

@@ -16,8 +16,9 @@ Deterministic: fixed `random_state`, no early stopping, single thread.
 from __future__ import annotations
 
 import numpy as np
-from camels_annotator import FORCING, write_answer
-from camels_models import featurize, local, median_of, read_query, scores, validation_split, write_rows
+from annotator_common import write_answer
+from camels_annotator import FORCING
+from camels_models import featurize, local, median_of, read_query, scores, validation_split
 
 MAX_STRETCH = 1.5
 
@@ -46,8 +47,8 @@ def main() -> None:
     """Simulate the test period; write the artifact and answer.json."""
     q = read_query(FORCING)
     simulation, check = corrected(featurize(q.frame, q.key), q, q.train, q.test)
-    write_rows(q.frame, q.test, q.key, {"qsim_mm_d": simulation}, q.artifact)
-    write_answer({f"median_{name}": median_of(check, name) for name in ("kge", "r2", "variability_error")})
+    q.write_rows(q.test, {"qsim_mm_d": simulation})
+    write_answer(metrics={f"median_{name}": median_of(check, name) for name in ("kge", "r2", "variability_error")})
 
 
 if __name__ == "__main__":

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from camels_annotator import FORCING, write_answer
-from camels_models import featurize, local, median_of, read_query, scores, write_rows
+from annotator_common import write_answer
+from camels_annotator import FORCING
+from camels_models import featurize, local, median_of, read_query, scores
 
 TAUS = (5.0, 10.0, 20.0, 40.0, 80.0)
 
@@ -50,8 +51,8 @@ def main() -> None:
     trials = {tau: scores(q.obs[pseudo], corrected(q, sim, first - length, pseudo, tau), q.basins[pseudo])
               for tau in TAUS}
     tau = max(TAUS, key=lambda t: trials[t]["nse"].median())
-    write_rows(q.frame, q.test, q.key, {"qfc_mm_d": corrected(q, sim, first, q.test, tau)}, q.artifact)
-    write_answer({"median_nse": median_of(trials[tau], "nse"), "median_kge": median_of(trials[tau], "kge")})
+    q.write_rows(q.test, {"qfc_mm_d": corrected(q, sim, first, q.test, tau)})
+    write_answer(metrics={"median_nse": median_of(trials[tau], "nse"), "median_kge": median_of(trials[tau], "kge")})
 
 
 if __name__ == "__main__":

@@ -16,18 +16,9 @@ Deterministic: fixed `random_state`, no early stopping, single thread.
 from __future__ import annotations
 
 import numpy as np
-from camels_annotator import FORCING, write_answer
-from camels_models import (
-    attributed_features,
-    featurize,
-    local,
-    median_of,
-    pooled,
-    read_query,
-    scores,
-    validation_split,
-    write_rows,
-)
+from annotator_common import write_answer
+from camels_annotator import FORCING
+from camels_models import attributed_features, featurize, local, median_of, pooled, read_query, scores, validation_split
 
 YEAR_DAYS = 365
 
@@ -55,10 +46,9 @@ def main() -> None:
     early, late = validation_split(dates, q.train)
     checks = simulate(early, late)
     full, one_year = simulate(q.train, q.test)
-    write_rows(q.frame, q.test, q.key, {"qsim_full_mm_d": full, "qsim_one_year_mm_d": one_year},
-               q.artifact)
-    write_answer({name: median_of(scores(q.obs[late], check, q.basins[late]), "nse")
-                  for name, check in zip(("median_nse_full", "median_nse_one_year"), checks, strict=True)})
+    q.write_rows(q.test, {"qsim_full_mm_d": full, "qsim_one_year_mm_d": one_year})
+    write_answer(metrics={name: median_of(scores(q.obs[late], check, q.basins[late]), "nse")
+                          for name, check in zip(("median_nse_full", "median_nse_one_year"), checks, strict=True)})
 
 
 if __name__ == "__main__":

@@ -19,8 +19,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from camels_annotator import FORCING, write_answer
-from camels_models import boosted, others_mean, read_entities, read_query, write_rows
+from annotator_common import write_answer
+from camels_annotator import FORCING
+from camels_models import boosted, others_mean, read_entities, read_query
 
 
 def evidence(frame: pd.DataFrame, key: str, regions: pd.Series, scale: np.ndarray) -> pd.DataFrame:
@@ -72,9 +73,9 @@ def main() -> None:
     model = boosted(max_iter=150).fit(features[public], q.obs[public] / scale[public])
     missing = ~public
     filled = np.clip(model.predict(features[missing]) * scale[missing], 0.0, None)
-    write_rows(q.frame, missing, q.key, {"prcp_fill_mm_d": filled}, q.artifact)
-    write_answer({"rmse_mm_d": round(float(np.sqrt(np.mean((estimate - q.obs[check]) ** 2))), 6),
-                  "median_r2": round(float(np.nanmedian(r2s)), 6)})
+    q.write_rows(missing, {"prcp_fill_mm_d": filled})
+    write_answer(metrics={"rmse_mm_d": round(float(np.sqrt(np.mean((estimate - q.obs[check]) ** 2))), 6),
+                          "median_r2": round(float(np.nanmedian(r2s)), 6)})
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from camels_annotator import nse, read_artifact_spec, read_scope, read_timeseries, write_answer
+from annotator_common import read_artifact_spec, read_scope, write_answer, write_artifact
+from camels_annotator import nse, read_timeseries, split_basin_training
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LinearRegression
 
@@ -76,9 +77,7 @@ def compare_basin(basin: pd.DataFrame, first_test_day: pd.Timestamp):
     obs = basin["qobs_mm_d"].to_numpy(dtype=float)
     test = (basin["date"] >= first_test_day).to_numpy()
     train = ~test & ~np.isnan(obs)
-    rows = np.flatnonzero(train)
-    cut = rows[int(len(rows) * (1 - VALIDATION_SHARE))]
-    early, late = train & (np.arange(len(obs)) < cut), train & (np.arange(len(obs)) >= cut)
+    early, late = split_basin_training(train, VALIDATION_SHARE)
     checks = [np.clip(m.predict(features[late]), 0.0, None) for m in fit_both(features[early], obs[early])]
     linear, forest = fit_both(features[train], obs[train])
     # NSE is undefined on constant flow: such a basin is left out of the medians.
@@ -89,8 +88,7 @@ def compare_basin(basin: pd.DataFrame, first_test_day: pd.Timestamp):
 
 def main() -> None:
     """Predict the test period of the query in the current directory with both models."""
-    prompt = Path("prompt.md")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
+    scope, artifact = read_scope(), read_artifact_spec()
     frame = read_timeseries(Path("data"), scope, [*FORCING, "qobs_mm_d"])
     first_test_day = pd.Timestamp(artifact["rows"]["from"])
     parts, checks = [], []
@@ -101,11 +99,10 @@ def main() -> None:
         parts.append(pd.DataFrame({"gauge_id": gauge, "date": days, "qsim_linear_mm_d": linear,
                                    "qsim_forest_mm_d": forest}))
         checks.append((nse_linear, nse_forest))
-    Path("work").mkdir(exist_ok=True)
-    pd.concat(parts).to_parquet(Path("work") / artifact["file"], index=False)
+    write_artifact(pd.concat(parts), artifact, select=False)
     checks = np.array(checks)
-    write_answer({"median_nse_linear": round(float(np.nanmedian(checks[:, 0])), 6),
-                  "median_nse_forest": round(float(np.nanmedian(checks[:, 1])), 6)})
+    write_answer(metrics={"median_nse_linear": round(float(np.nanmedian(checks[:, 0])), 6),
+                          "median_nse_forest": round(float(np.nanmedian(checks[:, 1])), 6)})
 
 
 if __name__ == "__main__":

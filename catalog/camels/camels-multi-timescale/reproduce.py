@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from camels_annotator import FORCING, nse, write_answer
-from camels_models import featurize, local, read_query, validation_split, write_rows
+from annotator_common import write_answer
+from camels_annotator import FORCING, nse
+from camels_models import featurize, local, read_query, validation_split
 
 MONTHLY_INPUTS = ["runoff_150_ewm_60", "runoff_400_ewm_60", "liquid_ewm_30", "liquid_ewm_120", "pet_ewm_30"]
 BLEND = 0.5
@@ -64,9 +65,9 @@ def main() -> None:
     early, late = validation_split(q.frame["date"], q.train)
     check = reconciled(features, q, early, late)
     dates = q.frame["date"][late].reset_index(drop=True)
-    write_rows(q.frame, q.test, q.key, {"qsim_mm_d": reconciled(features, q, q.train, q.test)}, q.artifact)
-    write_answer({f"median_nse_{name}": timescale_nse(q.obs[late], check, q.basins[late], dates, rule)
-                  for name, rule in (("daily", None), ("weekly", "W"), ("monthly", "M"))})
+    q.write_rows(q.test, {"qsim_mm_d": reconciled(features, q, q.train, q.test)})
+    write_answer(metrics={f"median_nse_{name}": timescale_nse(q.obs[late], check, q.basins[late], dates, rule)
+                          for name, rule in (("daily", None), ("weekly", "W"), ("monthly", "M"))})
 
 
 if __name__ == "__main__":

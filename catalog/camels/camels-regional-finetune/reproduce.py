@@ -14,31 +14,19 @@ Deterministic: fixed `random_state`, no early stopping, single thread.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from camels_annotator import FORCING, write_answer
-from camels_models import (
-    featurize,
-    fine_tuned,
-    median_of,
-    precipitation_scale,
-    read_entities,
-    read_query,
-    validate,
-    with_attributes,
-    write_rows,
-)
+from annotator_common import write_answer
+from camels_annotator import FORCING
+from camels_models import attributed_features, fine_tuned, median_of, precipitation_scale, read_query
 
 
 def main() -> None:
     """Simulate the test period; write the artifact and answer.json."""
     q = read_query(FORCING)
-    features = with_attributes(featurize(q.frame, q.key), q.frame,
-                               read_entities(Path("data"), q.scope), q.key)
+    features = attributed_features(q)
     simulate = fine_tuned(features, q.obs, q.basins, precipitation_scale(q.frame, q.key))
-    check = validate(simulate, q.obs, q.frame["date"], q.train, q.basins)
-    write_rows(q.frame, q.test, q.key, {"qsim_mm_d": simulate(q.train, q.test)}, q.artifact)
-    write_answer({"median_nse": median_of(check, "nse"), "median_kge": median_of(check, "kge")})
+    check = q.validate(simulate)
+    q.write_rows(q.test, {"qsim_mm_d": simulate(q.train, q.test)})
+    write_answer(metrics={"median_nse": median_of(check, "nse"), "median_kge": median_of(check, "kge")})
 
 
 if __name__ == "__main__":

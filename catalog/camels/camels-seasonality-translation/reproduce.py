@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from camels_annotator import FORCING, nse, write_answer
+from annotator_common import write_answer
+from camels_annotator import FORCING, nse
 from camels_models import (
     ATTRIBUTES,
     boosted,
@@ -29,7 +30,6 @@ from camels_models import (
     pseudo_ungauged,
     read_entities,
     read_query,
-    write_rows,
 )
 
 MONTHLY = ["prcp_mm_d", "pet", "liquid", "melt", "snowpack", "runoff_150_ewm_60", "runoff_400_ewm_60",
@@ -77,8 +77,9 @@ def main() -> None:
             r2s.append(np.corrcoef(part["o"], part["s"])[0, 1] ** 2)
     final = predict(months, sorted(set(q.basins[public])), sorted(set(q.basins[held])))
     keys = pd.MultiIndex.from_arrays([q.basins[held], q.frame["date"][held].dt.to_period("M").to_numpy()])
-    write_rows(q.frame, held, q.key, {"qsim_mm_d": final.reindex(keys).to_numpy()}, q.artifact)
-    write_answer({"monthly_nse": round(float(np.median(nses)), 6), "monthly_r2": round(float(np.median(r2s)), 6)})
+    q.write_rows(held, {"qsim_mm_d": final.reindex(keys).to_numpy()})
+    write_answer(metrics={"monthly_nse": round(float(np.median(nses)), 6),
+                          "monthly_r2": round(float(np.median(r2s)), 6)})
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from camels_annotator import read_artifact_spec, read_scope, read_timeseries, write_answer  # noqa: E402
+from annotator_common import read_artifact_spec, read_scope, write_answer, write_artifact  # noqa: E402
+from camels_annotator import read_timeseries  # noqa: E402
 from sklearn.cluster import KMeans  # noqa: E402
 from sklearn.metrics import silhouette_score  # noqa: E402
 
@@ -59,8 +60,7 @@ def signatures(basin: pd.DataFrame) -> list[float]:
 
 def main() -> None:
     """Cluster the scope's basins; write the labels and work/answer.json."""
-    prompt = Path("prompt.md")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
+    scope, artifact = read_scope(), read_artifact_spec()
     frame = read_timeseries(Path("data"), scope, ["prcp_mm_d", "qobs_mm_d"])
     gauges, rows = [], []
     for gauge, basin in frame.groupby(scope["entity_key"], sort=True):
@@ -76,10 +76,8 @@ def main() -> None:
         if best is None or score > best[0] + 1e-12:
             best = (score, k, labels)
     score, k, labels = best
-    Path("work").mkdir(exist_ok=True)
-    pd.DataFrame({"gauge_id": gauges, "cluster": labels.astype(int)}).to_parquet(
-        Path("work") / artifact["file"], index=False)
-    write_answer({"silhouette": round(float(score), 6)})
+    write_artifact(pd.DataFrame({"gauge_id": gauges, "cluster": labels.astype(int)}), artifact)
+    write_answer(metrics={"silhouette": round(float(score), 6)})
 
 
 if __name__ == "__main__":

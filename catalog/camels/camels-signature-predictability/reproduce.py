@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from camels_annotator import write_answer
-from camels_models import held_out_masks, pseudo_ungauged, read_entities, read_query, write_rows
+from annotator_common import write_answer
+from camels_models import held_out_masks, pseudo_ungauged, read_entities, read_query
 
 RESIDUAL_INPUTS = ["frac_snow", "p_seasonality", "high_prec_freq_d_yr", "max_water_content_m",
                    "frac_forest", "slope_mean_m_km", "geol_permeability_log10_m2"]
@@ -79,9 +79,9 @@ def main() -> None:
                           "o": obs, "s": sim}).dropna()
     volume = frame.groupby("b").apply(lambda g: abs((g["s"] - g["o"]).sum()) / g["o"].sum())
     annual = frame.groupby(["b", "y"])[["o", "s"]].mean()
-    write_rows(q.frame, held, q.key, {"qsim_mm_d": reconstruct(q, entities, public, held)}, q.artifact)
-    write_answer({"mean_flow_error": round(float(volume.median()), 6),
-                  "annual_rmse_mm_d": round(float(np.sqrt(((annual["s"] - annual["o"]) ** 2).mean())), 6)})
+    q.write_rows(held, {"qsim_mm_d": reconstruct(q, entities, public, held)})
+    write_answer(metrics={"mean_flow_error": round(float(volume.median()), 6),
+                          "annual_rmse_mm_d": round(float(np.sqrt(((annual["s"] - annual["o"]) ** 2).mean())), 6)})
 
 
 if __name__ == "__main__":

@@ -15,38 +15,25 @@ Deterministic: fixed `random_state`, no early stopping, single thread.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from camels_annotator import FORCING, write_answer
-from camels_models import (
-    featurize,
-    local,
-    median_of,
-    pooled,
-    precipitation_scale,
-    read_entities,
-    read_query,
-    validate,
-    with_attributes,
-    write_rows,
-)
+from annotator_common import write_answer
+from camels_annotator import FORCING
+from camels_models import attributed_features, featurize, local, median_of, pooled, precipitation_scale, read_query
 
 
 def main() -> None:
     """Simulate the test period with both samplings; write the artifact and answer.json."""
     q = read_query(FORCING)
     features = featurize(q.frame, q.key)
-    regional_features = with_attributes(features, q.frame, read_entities(Path("data"), q.scope), q.key)
+    regional_features = attributed_features(q, features)
     models = {"single": local(features, q.obs, q.basins),
               "regional": pooled(regional_features, q.obs, precipitation_scale(q.frame, q.key),
                                  max_iter=100)}
     columns, estimates = {}, {}
     for name, simulate in models.items():
-        estimates[f"median_nse_{name}"] = median_of(
-            validate(simulate, q.obs, q.frame["date"], q.train, q.basins), "nse")
+        estimates[f"median_nse_{name}"] = median_of(q.validate(simulate), "nse")
         columns[f"qsim_{name}_mm_d"] = simulate(q.train, q.test)
-    write_rows(q.frame, q.test, q.key, columns, q.artifact)
-    write_answer(estimates)
+    q.write_rows(q.test, columns)
+    write_answer(metrics=estimates)
 
 
 if __name__ == "__main__":

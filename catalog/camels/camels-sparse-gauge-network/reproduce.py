@@ -18,7 +18,7 @@ from __future__ import annotations
 from functools import partial
 
 import numpy as np
-from camels_annotator import write_answer
+from annotator_common import write_answer
 from camels_models import others_mean, pooled, precipitation_scale, run_ungauged
 
 
@@ -37,8 +37,8 @@ def main() -> None:
     """Simulate the ungauged basins with the neighbours' signal; write the artifact and answer.json."""
     estimate, errors = run_ungauged(
         lambda q, features, entities: partial(simulation, q, features, entities["huc_02"].astype(str)))
-    write_answer({"mean_kge": round(float(estimate["kge"].mean()), 6),
-                  "rmse_mm_d": round(float(np.sqrt(np.mean(errors**2))), 6)})
+    write_answer(metrics={"mean_kge": round(float(estimate["kge"].mean()), 6),
+                          "rmse_mm_d": round(float(np.sqrt(np.mean(errors**2))), 6)})
 
 
 if __name__ == "__main__":

@@ -17,7 +17,8 @@ Deterministic: fixed `random_state`, no early stopping, single thread.
 from __future__ import annotations
 
 import numpy as np
-from camels_annotator import FORCING, write_answer
+from annotator_common import write_answer
+from camels_annotator import FORCING
 from camels_models import (
     attributed_features,
     median_of,
@@ -26,7 +27,6 @@ from camels_models import (
     read_query,
     scores,
     validation_split,
-    write_rows,
 )
 
 SHRINK = 0.5
@@ -58,10 +58,9 @@ def main() -> None:
     check_sim = transfer(features, q, scale, early, late)
     check = scores(q.obs[late], check_sim, q.basins[late])
     errors = (check_sim - q.obs[late])[~np.isnan(q.obs[late])]
-    write_rows(q.frame, q.test, q.key, {"qsim_mm_d": transfer(features, q, scale, q.train, q.test)},
-               q.artifact)
-    write_answer({"median_kge": median_of(check, "kge"),
-                  "rmse_mm_d": round(float(np.sqrt(np.mean(errors**2))), 6)})
+    q.write_rows(q.test, {"qsim_mm_d": transfer(features, q, scale, q.train, q.test)})
+    write_answer(metrics={"median_kge": median_of(check, "kge"),
+                          "rmse_mm_d": round(float(np.sqrt(np.mean(errors**2))), 6)})
 
 
 if __name__ == "__main__":

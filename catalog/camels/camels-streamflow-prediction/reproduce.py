@@ -23,16 +23,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from camels_annotator import (
-    FORCING,
-    basin_features,
-    kge,
-    nse,
-    read_artifact_spec,
-    read_scope,
-    read_timeseries,
-    write_answer,
-)
+from annotator_common import read_artifact_spec, read_scope, write_answer, write_artifact
+from camels_annotator import FORCING, basin_features, kge, nse, read_timeseries, split_basin_training
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 VALIDATION_SHARE = 0.2
@@ -53,9 +45,7 @@ def simulate_basin(basin: pd.DataFrame, first_test_day: pd.Timestamp):
     obs = basin["qobs_mm_d"].to_numpy(dtype=float)
     test = (basin["date"] >= first_test_day).to_numpy()
     train = ~test & ~np.isnan(obs)
-    rows = np.flatnonzero(train)
-    cut = rows[int(len(rows) * (1 - VALIDATION_SHARE))]
-    early, late = train & (np.arange(len(obs)) < cut), train & (np.arange(len(obs)) >= cut)
+    early, late = split_basin_training(train, VALIDATION_SHARE)
     check = np.clip(fit(features[early], obs[early]).predict(features[late]), 0.0, None)
     model = fit(features[train], obs[train])
     predictions = np.clip(model.predict(features[test]), 0.0, None)
@@ -66,8 +56,7 @@ def simulate_basin(basin: pd.DataFrame, first_test_day: pd.Timestamp):
 
 def main() -> None:
     """Predict the test period of the query in the current directory; write the artifact."""
-    prompt = Path("prompt.md")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
+    scope, artifact = read_scope(), read_artifact_spec()
     frame = read_timeseries(Path("data"), scope, [*FORCING, "qobs_mm_d"])
     first_test_day = pd.Timestamp(artifact["rows"]["from"])
     parts, nses, kges = [], [], []
@@ -79,9 +68,8 @@ def main() -> None:
                                    "qsim_mm_d": predictions}))
         nses.append(val_nse)
         kges.append(val_kge)
-    Path("work").mkdir(exist_ok=True)
-    pd.concat(parts).to_parquet(Path("work") / artifact["file"], index=False)
-    write_answer({"nse": round(float(np.nanmedian(nses)), 6), "kge": round(float(np.nanmedian(kges)), 6)})
+    write_artifact(pd.concat(parts), artifact)
+    write_answer(metrics={"nse": round(float(np.nanmedian(nses)), 6), "kge": round(float(np.nanmedian(kges)), 6)})
 
 
 if __name__ == "__main__":

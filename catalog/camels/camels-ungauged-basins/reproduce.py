@@ -13,7 +13,7 @@ Deterministic: fixed seeds and `random_state`, no early stopping, single thread.
 
 from __future__ import annotations
 
-from camels_annotator import write_answer
+from annotator_common import write_answer
 from camels_models import median_of, pooled, precipitation_scale, run_ungauged
 
 
@@ -21,7 +21,7 @@ def main() -> None:
     """Simulate the ungauged basins with one pooled model; write the artifact and answer.json."""
     estimate, _ = run_ungauged(lambda q, features, _: pooled(features, q.obs, precipitation_scale(q.frame, q.key),
                                                              max_iter=150))
-    write_answer({"median_nse": median_of(estimate, "nse"), "median_kge": median_of(estimate, "kge")})
+    write_answer(metrics={"median_nse": median_of(estimate, "nse"), "median_kge": median_of(estimate, "kge")})
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Shared helpers of the control annotator scripts: the query's blocks and data, features, partitions, OLS.
+"""Shared helpers of the control annotator scripts: the query's data, features, partitions, OLS.
 
 Mounted read-only beside each task's reproduce.py (at /agent) when the annotator runs in the
 sandbox. It imports only what an agent's environment has (numpy, pandas, scikit-learn). Time
@@ -8,14 +8,13 @@ series methods (deterministic terms, autoregressions, forecasts, gap filling) ar
 
 from __future__ import annotations
 
-import json
-import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from annotator_common import read_artifact_spec, read_scope, write_answer, write_artifact
 
-BLOCK = r"## {name}\n.*?```json\n(?P<json>.*?)\n```"
 DRIVERS = ["x1", "x2", "x3", "x4", "x5"]
 LAGGED = [*DRIVERS, *(f"{x}_lag1" for x in DRIVERS)]  # the day's covariates and the day before's
 ATTRIBUTES = ["a1", "a2", "a3"]
@@ -23,18 +22,10 @@ CLUSTER_COUNTS = range(2, 7)
 STARTS, ITERATIONS = 10, 100
 
 
-def read_block(prompt: Path, name: str) -> dict:
-    """The JSON of the prompt's `## Scope` or `## Artifact` block."""
-    match = re.search(BLOCK.format(name=name), prompt.read_text(), re.DOTALL)
-    if match is None:
-        raise ValueError(f"{prompt}: no '## {name}' block with a ```json fence")
-    return json.loads(match.group("json"))
-
-
 def read_query(workspace: Path = Path(".")) -> tuple[dict, dict, pd.DataFrame, pd.DataFrame]:
     """(scope, artifact block, timeseries, entities) of the query, cut to the scope, sorted by key and date."""
     prompt = workspace / "prompt.md"
-    scope, artifact = read_block(prompt, "Scope"), read_block(prompt, "Artifact")
+    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
     key = scope["entity_key"]
     series = pd.read_parquet(workspace / "data" / "timeseries.parquet")
     series[key] = series[key].astype(str)
@@ -48,13 +39,23 @@ def read_query(workspace: Path = Path(".")) -> tuple[dict, dict, pd.DataFrame, p
     return scope, artifact, series, entities
 
 
-def write_outputs(frame: pd.DataFrame, artifact: dict, metrics: dict[str, float]) -> None:
-    """Write the artifact (its key and value columns) and work/answer.json with the metric estimates."""
-    out = Path("work")
-    out.mkdir(exist_ok=True)
-    frame[[*artifact["key"], *artifact["columns"]]].to_parquet(out / artifact["file"], index=False)
-    rounded = {name: round(float(value), 6) for name, value in metrics.items()}
-    (out / "answer.json").write_text(json.dumps({"metrics": rounded}, indent=2, sort_keys=True))
+def label_series(label: Callable[[pd.DataFrame], int], column: str,
+                 prepare: Callable[[pd.DataFrame, str], pd.DataFrame] | None = None) -> None:
+    """The per-series labelling tasks end to end: `label` every series of the query over its whole
+    record (the artifact's `column`); the estimate is the adjusted Rand index of the labels that the
+    first and the second half of the record give. `prepare(series, key)` (e.g. `with_lags`) runs on
+    each record before it is split into series."""
+    scope, artifact, series, _ = read_query()
+    key = scope["entity_key"]
+
+    def labels(part: pd.DataFrame) -> np.ndarray:
+        part = part if prepare is None else prepare(part, key)
+        return np.asarray([label(group) for _, group in part.groupby(key, sort=True)])
+
+    middle = series["date"].min() + (series["date"].max() - series["date"].min()) / 2
+    halves = [labels(part) for part in (series[series["date"] <= middle], series[series["date"] > middle])]
+    write_artifact(pd.DataFrame({key: sorted(series[key].unique()), column: labels(series)}), artifact)
+    write_answer(metrics={"adjusted_rand": adjusted_rand(*halves)})
 
 
 def with_lags(series: pd.DataFrame, key: str) -> pd.DataFrame:

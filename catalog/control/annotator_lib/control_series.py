@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from annotator_common import write_answer, write_artifact
+from control_annotator import read_query, rmse  # the query helpers import nothing from here
 
 TERM_SETS = (("const",), ("const", "trend"), ("const", "sin", "cos"), ("const", "trend", "sin", "cos"))
 MAX_ORDER = 3
@@ -163,8 +165,6 @@ def forecast_own_past(series: pd.DataFrame, key: str, first: pd.Timestamp,
     artifact: key, date, `column`); the estimate is the same forecast of the public record's last
     test-length days from the days before them, pooled over the entities as rmse and mae.
     """
-    from control_annotator import rmse  # the query helpers import nothing from here
-
     def predict(history: pd.DataFrame, dates: pd.Series) -> np.ndarray:
         return forecast(fit_series(history["date"], history["y"].to_numpy(dtype=float)), history, dates)
 
@@ -177,3 +177,19 @@ def forecast_own_past(series: pd.DataFrame, key: str, first: pd.Timestamp,
         sim.append(predict(past, check["date"]))
     obs, sim = np.concatenate(obs), np.concatenate(sim)
     return pd.concat(rows, ignore_index=True), {"rmse": rmse(obs, sim), "mae": float(np.mean(np.abs(obs - sim)))}
+
+
+def run_own_past_forecast(column: str = "y_forecast") -> None:
+    """The own-past forecast tasks end to end: read the query, `forecast_own_past` from the artifact
+    block's first test day, write the forecasts as the artifact and the estimate as the answer.
+
+    Method: per series, over the public days, deterministic terms (constant; linear trend; annual
+    harmonic) plus AR(p) errors, p = 0..3, terms and p chosen jointly by BIC (`fit_series`; a
+    white-noise series gets its mean); the test days are forecast as the deterministic part plus
+    the AR recursion from the last residuals. The metrics are estimated by the same forecast of
+    the public record's last test-length days from the days before them.
+    """
+    scope, artifact, series, _ = read_query()
+    frame, estimate = forecast_own_past(series, scope["entity_key"], pd.Timestamp(artifact["rows"]["from"]), column)
+    write_artifact(frame, artifact)
+    write_answer(metrics=estimate)

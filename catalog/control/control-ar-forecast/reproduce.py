@@ -1,27 +1,18 @@
 """Annotator reproduction: Box-Jenkins forecasts of each series from its own past.
 
-Method (the gold; the prompt leaves the method to the agent):
-1. Per series, over the public days: deterministic terms (constant; linear trend; annual harmonic)
-   plus AR(p) errors, p = 0..3, terms and p chosen jointly by BIC (`control_series.fit_series`);
-   a white-noise series gets its mean.
-2. Forecast the test days: the deterministic part plus the AR recursion from the last residuals.
-3. Estimate of the metrics: the same on the public record, forecasting its last test-length days
-   from the days before them.
+Method (the gold; the prompt leaves the method to the agent): `control_series.run_own_past_forecast`
+over the test period, the last 2 % of the scope's days (a few weeks ahead): the AR(p) errors carry
+a persistent series' last departures into the first days; a white-noise series gets its mean.
 """
 
 from __future__ import annotations
 
-import pandas as pd
-from control_annotator import read_query, write_outputs
-from control_series import forecast_own_past
+from control_series import run_own_past_forecast
 
 
 def main() -> None:
-    """Forecast every series' test days from its own past; write the artifact and answer.json."""
-    scope, artifact, series, _ = read_query()
-    first = pd.Timestamp(artifact["rows"]["from"])
-    frame, estimate = forecast_own_past(series, scope["entity_key"], first, "y_forecast")
-    write_outputs(frame, artifact, estimate)
+    """Forecast the next weeks of every series from its own past; write the artifact and answer.json."""
+    run_own_past_forecast()
 
 
 if __name__ == "__main__":

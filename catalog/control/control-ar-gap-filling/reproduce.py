@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from control_annotator import read_query, rmse, write_outputs
+from annotator_common import write_answer, write_artifact
+from control_annotator import read_query, rmse
 from control_series import fill_gaps, fit_series
 
 RUN_DAYS = (3, 20)
@@ -48,8 +49,8 @@ def main() -> None:
         obs.append(values[hidden])
         sim.append(filled(group["date"], np.where(hidden, np.nan, values))[hidden])
     obs, sim = np.concatenate(obs), np.concatenate(sim)
-    write_outputs(pd.concat(rows, ignore_index=True), artifact,
-                  {"rmse": rmse(obs, sim), "mae": float(np.mean(np.abs(obs - sim)))})
+    write_artifact(pd.concat(rows, ignore_index=True), artifact)
+    write_answer(metrics={"rmse": rmse(obs, sim), "mae": float(np.mean(np.abs(obs - sim)))})
 
 
 if __name__ == "__main__":

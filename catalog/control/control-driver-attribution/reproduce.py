@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from control_annotator import DRIVERS, LAGGED, adjusted_rand, read_query, with_lags, write_outputs
+from control_annotator import DRIVERS, LAGGED, label_series, with_lags
 
 
 def first_to_enter(group: pd.DataFrame) -> int:
@@ -24,17 +24,9 @@ def first_to_enter(group: pd.DataFrame) -> int:
     return int(np.argmax(correlations)) % len(DRIVERS) + 1
 
 
-def answers(series: pd.DataFrame, key: str) -> np.ndarray:
-    return np.asarray([first_to_enter(group) for _, group in with_lags(series, key).groupby(key, sort=True)])
-
-
 def main() -> None:
-    scope, artifact, series, _ = read_query()
-    key = scope["entity_key"]
-    middle = series["date"].min() + (series["date"].max() - series["date"].min()) / 2
-    halves = [answers(part, key) for part in (series[series["date"] <= middle], series[series["date"] > middle])]
-    out = pd.DataFrame({key: sorted(series[key].unique()), "dominant": answers(series, key)})
-    write_outputs(out, artifact, {"adjusted_rand": adjusted_rand(*halves)})
+    """Name each series' dominant covariate; write the artifact and answer.json."""
+    label_series(first_to_enter, "dominant", prepare=with_lags)
 
 
 if __name__ == "__main__":

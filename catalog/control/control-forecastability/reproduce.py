@@ -11,9 +11,8 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
-from control_annotator import adjusted_rand, read_query, write_outputs
+from control_annotator import label_series
 from control_series import fit_series
 
 
@@ -23,17 +22,9 @@ def forecastable(group: pd.DataFrame) -> int:
     return int(model.terms != ("const",) or len(model.phi) > 0)
 
 
-def decisions(series: pd.DataFrame, key: str) -> np.ndarray:
-    return np.asarray([forecastable(group) for _, group in series.groupby(key, sort=True)])
-
-
 def main() -> None:
-    scope, artifact, series, _ = read_query()
-    key = scope["entity_key"]
-    middle = series["date"].min() + (series["date"].max() - series["date"].min()) / 2
-    halves = [decisions(part, key) for part in (series[series["date"] <= middle], series[series["date"] > middle])]
-    out = pd.DataFrame({key: sorted(series[key].unique()), "forecastable": decisions(series, key)})
-    write_outputs(out, artifact, {"adjusted_rand": adjusted_rand(*halves)})
+    """Decide for each series whether it is forecastable; write the artifact and answer.json."""
+    label_series(forecastable, "forecastable")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from control_annotator import LAGGED, nse, ols, ols_predict, read_query, rmse, with_lags, write_outputs
+from annotator_common import write_answer, write_artifact
+from control_annotator import LAGGED, nse, ols, ols_predict, read_query, rmse, with_lags
 
 
 def predict(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:
@@ -33,8 +34,8 @@ def main() -> None:
         check = public.iloc[cut:]
         checks.append((check["y"].to_numpy(), predict(public.iloc[:cut], check)))
     obs, sim = np.concatenate([c[0] for c in checks]), np.concatenate([c[1] for c in checks])
-    write_outputs(pd.concat(rows, ignore_index=True), artifact,
-                  {"rmse": rmse(obs, sim), "median_nse": float(np.median([nse(o, s) for o, s in checks]))})
+    write_artifact(pd.concat(rows, ignore_index=True), artifact)
+    write_answer(metrics={"rmse": rmse(obs, sim), "median_nse": float(np.median([nse(o, s) for o, s in checks]))})
 
 
 if __name__ == "__main__":

@@ -14,18 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from control_annotator import (
-    ATTRIBUTES,
-    DRIVERS,
-    LAGGED,
-    nse,
-    ols,
-    ols_predict,
-    read_query,
-    rmse,
-    with_lags,
-    write_outputs,
-)
+from annotator_common import write_answer, write_artifact
+from control_annotator import ATTRIBUTES, DRIVERS, LAGGED, nse, ols, ols_predict, read_query, rmse, with_lags
 
 INPUTS, SAME_DAY = [*LAGGED, *ATTRIBUTES], [*DRIVERS, *ATTRIBUTES]
 
@@ -58,7 +48,8 @@ def main() -> None:
         checks.append((public.loc[own, "y"].to_numpy(), predict(public[~own], public[own])))
     out = pd.DataFrame({key: test[key], "date": test["date"], "y_pred": predict(public, test)})
     obs, sim = np.concatenate([c[0] for c in checks]), np.concatenate([c[1] for c in checks])
-    write_outputs(out, artifact, {"rmse": rmse(obs, sim), "median_nse": float(np.median([nse(*c) for c in checks]))})
+    write_artifact(out, artifact)
+    write_answer(metrics={"rmse": rmse(obs, sim), "median_nse": float(np.median([nse(*c) for c in checks]))})
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ Method (the gold; the prompt leaves the method to the agent):
 from __future__ import annotations
 
 import pandas as pd
-from control_annotator import ATTRIBUTES, adjusted_rand, best_partition, profiles, read_query, write_outputs, zscore
+from annotator_common import write_answer, write_artifact
+from control_annotator import ATTRIBUTES, adjusted_rand, best_partition, profiles, read_query, zscore
 
 
 def partition(series: pd.DataFrame, entities: pd.DataFrame, key: str):
@@ -28,7 +29,8 @@ def main() -> None:
     halves = [partition(part, entities, key) for part in (series[series["date"] <= middle],
                                                            series[series["date"] > middle])]
     out = pd.DataFrame({key: sorted(entities[key]), "cluster": labels})
-    write_outputs(out, artifact, {"adjusted_rand": adjusted_rand(*halves)})
+    write_artifact(out, artifact)
+    write_answer(metrics={"adjusted_rand": adjusted_rand(*halves)})
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from control_annotator import LAGGED, ols, ols_predict, read_query, rmse, with_lags, write_outputs
+from annotator_common import write_answer, write_artifact
+from control_annotator import LAGGED, ols, ols_predict, read_query, rmse, with_lags
 from sklearn.ensemble import RandomForestRegressor
 
 
@@ -45,7 +46,8 @@ def main() -> None:
         forest_checks.append((public["y"].to_numpy(), trees.oob_prediction_))
     errors = {name: rmse(np.concatenate([c[0] for c in checks]), np.concatenate([c[1] for c in checks]))
               for name, checks in (("rmse_linear", linear_checks), ("rmse_forest", forest_checks))}
-    write_outputs(pd.concat(rows, ignore_index=True), artifact, errors)
+    write_artifact(pd.concat(rows, ignore_index=True), artifact)
+    write_answer(metrics=errors)
 
 
 if __name__ == "__main__":

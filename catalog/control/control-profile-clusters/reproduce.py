@@ -10,7 +10,8 @@ Method (the gold; the prompt leaves the method to the agent):
 from __future__ import annotations
 
 import pandas as pd
-from control_annotator import best_partition, profiles, read_query, write_outputs, zscore
+from annotator_common import write_answer, write_artifact
+from control_annotator import best_partition, profiles, read_query, zscore
 
 
 def main() -> None:
@@ -18,7 +19,8 @@ def main() -> None:
     key = scope["entity_key"]
     space = zscore(profiles(series, key, "y"))
     labels, score = best_partition(space)
-    write_outputs(pd.DataFrame({key: space.index, "cluster": labels}), artifact, {"silhouette": score})
+    write_artifact(pd.DataFrame({key: space.index, "cluster": labels}), artifact)
+    write_answer(metrics={"silhouette": score})
 
 
 if __name__ == "__main__":

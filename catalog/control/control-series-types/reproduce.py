@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from control_annotator import adjusted_rand, driver_fit, lag1, read_query, write_outputs
+from control_annotator import driver_fit, label_series, lag1
 
 DRIVEN, PERSISTENT, NOISE = 2, 1, 0
 
@@ -27,17 +27,9 @@ def kind(group: pd.DataFrame) -> int:
     return PERSISTENT if lag1(y) > 4 / np.sqrt(len(y)) else NOISE
 
 
-def kinds(series: pd.DataFrame, key: str) -> np.ndarray:
-    return np.asarray([kind(group) for _, group in series.groupby(key, sort=True)])
-
-
 def main() -> None:
-    scope, artifact, series, _ = read_query()
-    key = scope["entity_key"]
-    middle = series["date"].min() + (series["date"].max() - series["date"].min()) / 2
-    halves = [kinds(part, key) for part in (series[series["date"] <= middle], series[series["date"] > middle])]
-    out = pd.DataFrame({key: sorted(series[key].unique()), "kind": kinds(series, key)})
-    write_outputs(out, artifact, {"adjusted_rand": adjusted_rand(*halves)})
+    """Name each series' kind; write the artifact and answer.json."""
+    label_series(kind, "kind")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from control_annotator import ATTRIBUTES, best_partition, read_query, rmse, write_outputs, zscore
+from annotator_common import write_answer, write_artifact
+from control_annotator import ATTRIBUTES, best_partition, read_query, rmse, zscore
 from control_series import harmonic_fit, harmonic_predict
 
 
@@ -38,8 +39,8 @@ def main() -> None:
         obs.append(group["y"].to_numpy())
         sim.append(estimate(sample[sample[key] != entity], strata, entity, group["date"], key))
     obs, sim = np.concatenate(obs), np.concatenate(sim)
-    write_outputs(pd.concat(rows, ignore_index=True), artifact,
-                  {"rmse": rmse(obs, sim), "mae": float(np.mean(np.abs(obs - sim)))})
+    write_artifact(pd.concat(rows, ignore_index=True), artifact)
+    write_answer(metrics={"rmse": rmse(obs, sim), "mae": float(np.mean(np.abs(obs - sim)))})
 
 
 if __name__ == "__main__":

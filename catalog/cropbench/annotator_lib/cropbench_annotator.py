@@ -11,51 +11,19 @@ silking window [sos + 50, sos + 90) where heat and dry air hurt maize most, and 
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
+from annotator_common import read_artifact_spec, read_scope
 
 KEY, YEAR = "adm_id", "harvest_year"
-SCOPE_BLOCK = re.compile(r"## Scope\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
-ARTIFACT_BLOCK = re.compile(r"## Artifact\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
 SEASON_DAYS = 130
 SILKING = (50, 90)  # days after the start of season
 SPRING_MONTHS = (4, 5)
 GDD_BASE_C, GDD_CAP_C, HEAT_C = 10.0, 30.0, 30.0
 TMAX_BINS_C = (-np.inf, 20.0, 25.0, 29.0, 32.0, 35.0, np.inf)  # days in each tmax band (season)
-
-
-def read_scope(prompt: Path) -> dict:
-    """Return the JSON scope block (entity_key, entities, start, end) of the rendered prompt."""
-    match = SCOPE_BLOCK.search(prompt.read_text())
-    if match is None:
-        raise ValueError(f"{prompt}: no '## Scope' block with a ```json fence")
-    return json.loads(match.group("json"))
-
-
-def read_artifact_spec(prompt: Path) -> dict:
-    """Return the JSON artifact block (file, key, columns, rows) of the rendered prompt."""
-    match = ARTIFACT_BLOCK.search(prompt.read_text())
-    if match is None:
-        raise ValueError(f"{prompt}: no '## Artifact' block with a ```json fence")
-    return json.loads(match.group("json"))
-
-
-def write_answer(metrics: dict[str, float]) -> None:
-    """Write work/answer.json as `{"metrics": {name: value rounded to 1e-6}}`."""
-    Path("work").mkdir(exist_ok=True)
-    document = {"metrics": {name: round(float(value), 6) for name, value in metrics.items()}}
-    Path("work/answer.json").write_text(json.dumps(document, indent=2, sort_keys=True))
-
-
-def write_artifact(frame: pd.DataFrame, artifact: dict) -> None:
-    """Write the artifact's key and value columns to work/<file>."""
-    Path("work").mkdir(exist_ok=True)
-    frame[artifact["key"] + list(artifact["columns"])].to_parquet(Path("work") / artifact["file"], index=False)
 
 
 def read_table(data_dir: Path, name: str, scope: dict, columns: list[str] | None = None) -> pd.DataFrame:
@@ -79,8 +47,8 @@ def read_query(columns: list[str], target: str) -> tuple[dict, dict, pd.DataFram
     `columns` are the daily columns to build features from (empty: none); rows whose target is
     null are the ones the artifact owes.
     """
-    prompt, data = Path("prompt.md"), Path("data")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
+    data = Path("data")
+    scope, artifact = read_scope(), read_artifact_spec()
     entities = read_table(data, "entities", scope).set_index(KEY)
     yields = read_table(data, "yields", scope)
     keep = [KEY, YEAR] + [c for c in (target, "harvest_area_ha", "yield_t_ha", "production_t")

@@ -19,20 +19,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from cropbench_annotator import (
-    KEY,
-    YEAR,
-    daily_canopy_features,
-    nse,
-    per_entity,
-    read_artifact_spec,
-    read_scope,
-    read_table,
-    rmse,
-    season_features,
-    write_answer,
-    write_artifact,
-)
+from annotator_common import read_artifact_spec, read_scope, write_answer, write_artifact
+from cropbench_annotator import KEY, YEAR, daily_canopy_features, nse, per_entity, read_table, rmse, season_features
 from cropbench_models import boosted
 
 TARGET = "fpar_pct"
@@ -56,8 +44,7 @@ def fit_predict(frame: pd.DataFrame, known: np.ndarray, new: np.ndarray, drivers
 
 def main() -> None:
     """Predict FPAR of the held-out counties; write the artifact and the estimates."""
-    prompt = Path("prompt.md")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
+    scope, artifact = read_scope(), read_artifact_spec()
     series = read_table(Path("data"), "timeseries", scope, [KEY, "date", *DAILY])
     entities = read_table(Path("data"), "entities", scope).set_index(KEY)
     frame = daily_canopy_features(series, entities["sos_doy"]).assign(**{TARGET: series[TARGET]})
@@ -73,8 +60,8 @@ def main() -> None:
     scored = frame[check].assign(estimate=fit_predict(frame, ~held & ~check, check, drivers))
     scored = scored.dropna(subset=[TARGET])
     write_artifact(frame[held], artifact)
-    write_answer({"rmse_pct": rmse(scored[TARGET], scored["estimate"]),
-                  "median_nse": per_entity(scored, TARGET, "estimate", nse)})
+    write_answer(metrics={"rmse_pct": rmse(scored[TARGET], scored["estimate"]),
+                          "median_nse": per_entity(scored, TARGET, "estimate", nse)})
 
 
 if __name__ == "__main__":

@@ -13,9 +13,8 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-from cropbench_annotator import KEY, feature_columns, mae, read_query, rmse
-from cropbench_models import panel_fit_predict
-from cropbench_runs import holdout_years_run, per_county
+from cropbench_annotator import KEY, mae, read_query, rmse
+from cropbench_runs import panel_years_run, per_county
 
 TARGET = "yield_t_ha"
 DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "et0_mm_d", "vpd_hpa", "cwb_mm_d"]
@@ -28,11 +27,8 @@ def main() -> None:
     for name in ("season_cwb", "silking_cwb"):
         panel[f"{name}_x_awc"] = panel[name] * awc
     panel["area"] = panel["harvest_area_ha"]
-    features = feature_columns(panel)
-    holdout_years_run(panel, artifact, TARGET, "yield_pred_t_ha",
-                      lambda fit, new: panel_fit_predict(panel, fit, new, TARGET, features),
-                      {"mean_county_rmse_t_ha": per_county(rmse, "mean"),
-                       "median_county_mae_t_ha": per_county(mae)}, check_years=3)
+    panel_years_run(panel, artifact, TARGET, {"mean_county_rmse_t_ha": per_county(rmse, "mean"),
+                                              "median_county_mae_t_ha": per_county(mae)})
 
 
 if __name__ == "__main__":

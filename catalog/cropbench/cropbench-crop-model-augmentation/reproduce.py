@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cropbench_annotator import KEY, YEAR, feature_columns, r2, read_query, read_table, rmse, simulated_water_stress
-from cropbench_models import panel_fit_predict
-from cropbench_runs import holdout_years_run, pooled
+from cropbench_annotator import KEY, YEAR, r2, read_query, read_table, rmse, simulated_water_stress
+from cropbench_runs import panel_years_run, pooled
 
 TARGET = "yield_t_ha"
 DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "et0_mm_d"]
@@ -30,10 +29,7 @@ def main() -> None:
     series = read_table(Path("data"), "timeseries", scope, [KEY, "date", "prec_mm_d", "et0_mm_d"])
     simulated = simulated_water_stress(series, entities["sos_doy"], entities["awc_cm_m"])
     panel = panel.join(simulated, on=[KEY, YEAR])
-    features = feature_columns(panel)
-    holdout_years_run(panel, artifact, TARGET, "yield_pred_t_ha",
-                      lambda fit, new: panel_fit_predict(panel, fit, new, TARGET, features),
-                      {"rmse_t_ha": pooled(rmse), "r2": pooled(r2)})
+    panel_years_run(panel, artifact, TARGET, {"rmse_t_ha": pooled(rmse), "r2": pooled(r2)})
 
 
 if __name__ == "__main__":

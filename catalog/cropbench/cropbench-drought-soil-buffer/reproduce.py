@@ -14,9 +14,8 @@ buffer, here the soil's water store plays that role):
 
 from __future__ import annotations
 
-from cropbench_annotator import KEY, feature_columns, mae, read_query, rmse
-from cropbench_models import panel_fit_predict
-from cropbench_runs import holdout_years_run, pooled
+from cropbench_annotator import KEY, mae, read_query, rmse
+from cropbench_runs import panel_years_run, pooled
 
 TARGET = "yield_t_ha"
 DEFICITS = ("season_cwb", "silking_cwb", "spring_prec", "silking_prec")
@@ -28,10 +27,7 @@ def main() -> None:
     awc = panel[KEY].map(entities["awc_cm_m"]).fillna(17.0) - 17.0
     for name in DEFICITS:
         panel[f"{name}_x_awc"] = panel[name] * awc
-    features = feature_columns(panel)
-    holdout_years_run(panel, artifact, TARGET, "yield_pred_t_ha",
-                      lambda fit, new: panel_fit_predict(panel, fit, new, TARGET, features),
-                      {"rmse_t_ha": pooled(rmse), "mae_t_ha": pooled(mae)})
+    panel_years_run(panel, artifact, TARGET, {"rmse_t_ha": pooled(rmse), "mae_t_ha": pooled(mae)})
 
 
 if __name__ == "__main__":

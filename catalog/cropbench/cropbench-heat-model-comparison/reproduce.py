@@ -13,7 +13,8 @@ Method (the gold):
 
 from __future__ import annotations
 
-from cropbench_annotator import nse, owed_rows, per_entity, read_query, rmse, write_answer, write_artifact
+from annotator_common import write_answer, write_artifact
+from cropbench_annotator import nse, owed_rows, per_entity, read_query, rmse
 from cropbench_models import panel_fit_predict, validation_split
 
 TARGET = "yield_t_ha"
@@ -32,9 +33,9 @@ def main() -> None:
         panel.loc[owed, f"yield_{name}_t_ha"] = model(~owed, owed)
         held[name] = model(fit, check)
     write_artifact(panel[owed], artifact)
-    write_answer({"rmse_warmth_t_ha": rmse(held[TARGET], held["warmth"]),
-                  "rmse_heat_t_ha": rmse(held[TARGET], held["heat"]),
-                  "median_nse_heat": per_entity(held, TARGET, "heat", nse)})
+    write_answer(metrics={"rmse_warmth_t_ha": rmse(held[TARGET], held["warmth"]),
+                          "rmse_heat_t_ha": rmse(held[TARGET], held["heat"]),
+                          "median_nse_heat": per_entity(held, TARGET, "heat", nse)})
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ Method (the gold):
 
 from __future__ import annotations
 
-from cropbench_annotator import feature_columns, owed_rows, read_query, rmse, write_answer, write_artifact
+from annotator_common import write_answer, write_artifact
+from cropbench_annotator import feature_columns, owed_rows, read_query, rmse
 from cropbench_models import panel_fit_predict, validation_split
 
 TARGET = "yield_t_ha"
@@ -33,7 +34,7 @@ def main() -> None:
         guess = panel_fit_predict(panel, fit, check, TARGET, features, **options)
         estimates[column.replace("yield_", "rmse_")] = rmse(panel.loc[check, TARGET], guess)
     write_artifact(panel[owed], artifact)
-    write_answer(estimates)
+    write_answer(metrics=estimates)
 
 
 if __name__ == "__main__":

@@ -19,18 +19,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from cropbench_annotator import (
-    KEY,
-    daily_canopy_features,
-    kge,
-    per_entity,
-    read_artifact_spec,
-    read_scope,
-    read_table,
-    rmse,
-    write_answer,
-    write_artifact,
-)
+from annotator_common import read_artifact_spec, read_scope, write_answer, write_artifact
+from cropbench_annotator import KEY, daily_canopy_features, kge, per_entity, read_table, rmse
 from cropbench_models import boosted
 
 TARGET = "ndvi"
@@ -51,8 +41,7 @@ def fill(frame: pd.DataFrame, known: np.ndarray, drivers: list[str]) -> np.ndarr
 
 def main() -> None:
     """Fill every null NDVI day; write the artifact and the estimates."""
-    prompt = Path("prompt.md")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
+    scope, artifact = read_scope(), read_artifact_spec()
     series = read_table(Path("data"), "timeseries", scope, [KEY, "date", *DAILY])
     entities = read_table(Path("data"), "entities", scope).set_index(KEY)
     frame = daily_canopy_features(series, entities["sos_doy"]).assign(**{TARGET: series[TARGET]})
@@ -62,8 +51,8 @@ def main() -> None:
     hide = known & (np.random.default_rng(0).random(len(frame)) < 0.1)
     held = frame[hide].assign(estimate=fill(frame, known & ~hide, drivers)[hide])
     write_artifact(frame[~known], artifact)
-    write_answer({"median_kge": per_entity(held, TARGET, "estimate", kge),
-                  "rmse": rmse(held[TARGET], held["estimate"])})
+    write_answer(metrics={"median_kge": per_entity(held, TARGET, "estimate", kge),
+                          "rmse": rmse(held[TARGET], held["estimate"])})
 
 
 if __name__ == "__main__":

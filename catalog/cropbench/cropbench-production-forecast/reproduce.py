@@ -12,7 +12,8 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-from cropbench_annotator import feature_columns, mae, owed_rows, read_query, rmse, write_answer, write_artifact
+from annotator_common import write_answer, write_artifact
+from cropbench_annotator import feature_columns, mae, owed_rows, read_query, rmse
 from cropbench_models import panel_fit_predict, validation_split
 
 TARGET = "production_t"
@@ -34,7 +35,7 @@ def main() -> None:
     estimate = area[check] * panel_fit_predict(panel, fit, check, "yield_t_ha", features)
     observed = panel.loc[check, TARGET].to_numpy()
     write_artifact(panel[owed], artifact)
-    write_answer({"mae_t": mae(observed, estimate), "rmse_t": rmse(observed, estimate)})
+    write_answer(metrics={"mae_t": mae(observed, estimate), "rmse_t": rmse(observed, estimate)})
 
 
 if __name__ == "__main__":

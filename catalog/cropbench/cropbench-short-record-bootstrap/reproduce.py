@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from cropbench_annotator import YEAR, owed_rows, read_query, rmse, write_answer, write_artifact
+from annotator_common import write_answer, write_artifact
+from cropbench_annotator import YEAR, owed_rows, read_query, rmse
 from cropbench_models import panel_fit_predict
 
 TARGET = "yield_t_ha"
@@ -47,7 +48,7 @@ def main() -> None:
     last = panel.loc[~owed, YEAR].max()
     check = ~owed & (panel[YEAR] == last).to_numpy()
     write_artifact(panel[owed], artifact)
-    write_answer({"rmse_t_ha": rmse(panel.loc[check, TARGET], bagged(panel, ~owed & ~check, check))})
+    write_answer(metrics={"rmse_t_ha": rmse(panel.loc[check, TARGET], bagged(panel, ~owed & ~check, check))})
 
 
 if __name__ == "__main__":

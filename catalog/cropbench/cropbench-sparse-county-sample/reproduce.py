@@ -16,7 +16,8 @@ Method (the gold; the prompt leaves the method to the agent):
 from __future__ import annotations
 
 import numpy as np
-from cropbench_annotator import KEY, feature_columns, owed_rows, r2, read_query, rmse, write_answer, write_artifact
+from annotator_common import write_answer, write_artifact
+from cropbench_annotator import KEY, feature_columns, owed_rows, r2, read_query, rmse
 from cropbench_models import bagged_transfer
 
 TARGET = "yield_t_ha"
@@ -36,7 +37,7 @@ def main() -> None:
     estimate = bagged_transfer(panel, entities, ~owed & ~check, check, TARGET, features, ROUNDS)
     held = panel[check].assign(estimate=estimate)
     write_artifact(panel[owed], artifact)
-    write_answer({"rmse_t_ha": rmse(held[TARGET], held["estimate"]), "r2": r2(held[TARGET], held["estimate"])})
+    write_answer(metrics={"rmse_t_ha": rmse(held[TARGET], held["estimate"]), "r2": r2(held[TARGET], held["estimate"])})
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-from cropbench_annotator import owed_rows, read_query, rmse, write_answer, write_artifact
+from annotator_common import write_answer, write_artifact
+from cropbench_annotator import owed_rows, read_query, rmse
 from cropbench_models import panel_fit_predict, validation_split
 
 TARGET = "yield_t_ha"
@@ -27,7 +28,7 @@ def main() -> None:
     panel.loc[owed, "yield_fc_t_ha"] = forecast(~owed, owed)
     fit, check = validation_split(panel, ~owed, years=3)
     write_artifact(panel[owed], artifact)
-    write_answer({"rmse_t_ha": rmse(panel.loc[check, TARGET], forecast(fit, check))})
+    write_answer(metrics={"rmse_t_ha": rmse(panel.loc[check, TARGET], forecast(fit, check))})
 
 
 if __name__ == "__main__":

@@ -13,9 +13,8 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-from cropbench_annotator import YEAR, feature_columns, nse, read_query, rmse
-from cropbench_models import panel_fit_predict
-from cropbench_runs import holdout_years_run, per_county, pooled
+from cropbench_annotator import YEAR, nse, read_query, rmse
+from cropbench_runs import panel_years_run, per_county, pooled
 
 TARGET = "yield_t_ha"
 THRESHOLD_HPA = 9.0
@@ -23,14 +22,12 @@ THRESHOLD_HPA = 9.0
 
 def main() -> None:
     """Predict the withheld test years from VPD; write the artifact and the estimates."""
-    scope, artifact, panel, _ = read_query(["vpd_hpa"], TARGET)
+    _, artifact, panel, _ = read_query(["vpd_hpa"], TARGET)
     panel["silking_vpd_excess"] = (panel["silking_vpd"] - THRESHOLD_HPA).clip(lower=0)
     for name in ("silking_vpd", "season_vpd", "silking_vpd_excess"):
         panel[f"{name}_x_year"] = panel[name] * (panel[YEAR] - 2000) / 10
-    features = feature_columns(panel)
-    holdout_years_run(panel, artifact, TARGET, "yield_pred_t_ha",
-                      lambda fit, new: panel_fit_predict(panel, fit, new, TARGET, features, learner=None),
-                      {"rmse_t_ha": pooled(rmse), "median_nse": per_county(nse)}, check_years=4)
+    panel_years_run(panel, artifact, TARGET, {"rmse_t_ha": pooled(rmse), "median_nse": per_county(nse)},
+                    check_years=4, learner=None)
 
 
 if __name__ == "__main__":

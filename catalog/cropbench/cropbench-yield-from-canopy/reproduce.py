@@ -13,20 +13,16 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-from cropbench_annotator import feature_columns, r2, read_query, rmse
-from cropbench_models import panel_fit_predict
-from cropbench_runs import holdout_years_run, pooled
+from cropbench_annotator import r2, read_query, rmse
+from cropbench_runs import panel_years_run, pooled
 
 TARGET = "yield_t_ha"
 
 
 def main() -> None:
     """Predict the withheld test years from the canopy; write the artifact and the estimates."""
-    scope, artifact, panel, _ = read_query(["ndvi", "fpar_pct"], TARGET)
-    features = feature_columns(panel)
-    holdout_years_run(panel, artifact, TARGET, "yield_pred_t_ha",
-                      lambda fit, new: panel_fit_predict(panel, fit, new, TARGET, features),
-                      {"rmse_t_ha": pooled(rmse), "r2": pooled(r2)})
+    _, artifact, panel, _ = read_query(["ndvi", "fpar_pct"], TARGET)
+    panel_years_run(panel, artifact, TARGET, {"rmse_t_ha": pooled(rmse), "r2": pooled(r2)})
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ Method (the gold; the prompt leaves the method to the agent):
 from __future__ import annotations
 
 import numpy as np
-from cropbench_annotator import mae, owed_rows, read_query, rmse, write_answer, write_artifact
+from annotator_common import write_answer, write_artifact
+from cropbench_annotator import mae, owed_rows, read_query, rmse
 from cropbench_models import knn_fill
 
 TARGET = "yield_t_ha"
@@ -28,7 +29,7 @@ def main() -> None:
     estimate = knn_fill(panel, ~owed & ~hide, TARGET)[hide]
     observed = panel.loc[hide, TARGET].to_numpy()
     write_artifact(panel[owed], artifact)
-    write_answer({"rmse_t_ha": rmse(observed, estimate), "mae_t_ha": mae(observed, estimate)})
+    write_answer(metrics={"rmse_t_ha": rmse(observed, estimate), "mae_t_ha": mae(observed, estimate)})
 
 
 if __name__ == "__main__":

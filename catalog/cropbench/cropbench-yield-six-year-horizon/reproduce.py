@@ -14,9 +14,8 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-from cropbench_annotator import YEAR, feature_columns, nse, read_query, rmse
-from cropbench_models import panel_fit_predict
-from cropbench_runs import holdout_years_run, per_county, pooled
+from cropbench_annotator import YEAR, nse, read_query, rmse
+from cropbench_runs import panel_years_run, per_county, pooled
 
 TARGET = "yield_t_ha"
 TIME_VARYING = ("edd", "silking_vpd", "season_vpd", "silking_edd")
@@ -24,13 +23,10 @@ TIME_VARYING = ("edd", "silking_vpd", "season_vpd", "silking_edd")
 
 def main() -> None:
     """Predict the withheld test years; write the artifact and the estimates."""
-    scope, artifact, panel, _ = read_query(["tmin_c", "tmax_c", "prec_mm_d", "vpd_hpa"], TARGET)
+    _, artifact, panel, _ = read_query(["tmin_c", "tmax_c", "prec_mm_d", "vpd_hpa"], TARGET)
     for name in TIME_VARYING:
         panel[f"{name}_x_year"] = panel[name] * (panel[YEAR] - 2000) / 10
-    features = feature_columns(panel)
-    holdout_years_run(panel, artifact, TARGET, "yield_pred_t_ha",
-                      lambda fit, new: panel_fit_predict(panel, fit, new, TARGET, features),
-                      {"median_nse": per_county(nse), "rmse_t_ha": pooled(rmse)}, check_years=4)
+    panel_years_run(panel, artifact, TARGET, {"median_nse": per_county(nse), "rmse_t_ha": pooled(rmse)}, check_years=4)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,8 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-from cropbench_annotator import feature_columns, mae, read_query, rmse
-from cropbench_models import panel_fit_predict
-from cropbench_runs import holdout_years_run, pooled
+from cropbench_annotator import mae, read_query, rmse
+from cropbench_runs import panel_years_run, pooled
 
 TARGET = "yield_t_ha"
 DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "rad_j_m2_d", "et0_mm_d", "vpd_hpa", "cwb_mm_d"]
@@ -24,11 +23,8 @@ DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "rad_j_m2_d", "et0_mm_d", "v
 
 def main() -> None:
     """Predict the withheld test years; write the artifact and the estimates."""
-    scope, artifact, panel, _ = read_query(DAILY, TARGET)
-    features = feature_columns(panel)
-    holdout_years_run(panel, artifact, TARGET, "yield_pred_t_ha",
-                      lambda fit, new: panel_fit_predict(panel, fit, new, TARGET, features),
-                      {"rmse_t_ha": pooled(rmse), "mae_t_ha": pooled(mae)})
+    _, artifact, panel, _ = read_query(DAILY, TARGET)
+    panel_years_run(panel, artifact, TARGET, {"rmse_t_ha": pooled(rmse), "mae_t_ha": pooled(mae)})
 
 
 if __name__ == "__main__":

@@ -20,13 +20,7 @@ import netCDF4
 import numpy as np
 import pandas as pd
 import rasterio
-from annotator_common import (  # noqa: F401 - the scripts import these from here
-    bootstrap,
-    ols,
-    read_scope,
-    write_answer,
-    write_checkpoint,
-)
+from annotator_common import bootstrap, write_answer
 from rasterio.warp import transform as warp_transform
 from scipy.stats import theilslopes
 
@@ -136,6 +130,27 @@ def median_split_difference(values: np.ndarray, by: np.ndarray) -> float:
     if high.all() or not high.any():
         raise ValueError("one group is empty")
     return float(values[high].mean() - values[~high].mean())
+
+
+def write_median_split(values: pd.Series, by: pd.Series, needs: str, min_contrast: float = 0.0,
+                       quantity: str = "") -> None:
+    """The median-split tasks' answer, over the cells where both series are defined.
+
+    The difference of mean `values` of the cells above the median of `by` minus the others
+    (`median_split_difference`), and its sampling uncertainty from 500 resamples of the cells
+    (`annotator_common.bootstrap`: `numpy.random.default_rng(0)`, the median re-taken in each) in
+    work/bootstrap.json. SystemExit (a discarded query) with fewer than 8 such cells (`needs`
+    names what a cell needs), or when the difference is under `min_contrast` in absolute value
+    (no `quantity` contrast to compare).
+    """
+    table = pd.DataFrame({"values": values, "by": by}).dropna()
+    if len(table) < 8:
+        raise SystemExit(f"only {len(table)} cells with {needs}")
+    x, z = table["values"].to_numpy(), table["by"].to_numpy()
+    value = median_split_difference(x, z)
+    if abs(value) < min_contrast:
+        raise SystemExit(f"no {quantity} contrast: {value:.4f}")
+    write_answer(round(value, 6), bootstrap(len(x), lambda i: median_split_difference(x[i], z[i])))
 
 
 def top_cell(values: pd.Series, min_lead: float) -> str:

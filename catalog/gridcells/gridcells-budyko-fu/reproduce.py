@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from gridcells_annotator import bootstrap, grid_means, read_cells, read_scope, write_answer, write_checkpoint
+from annotator_common import bootstrap, read_scope, write_answer, write_checkpoint
+from gridcells_annotator import grid_means, read_cells
 from scipy.optimize import minimize_scalar
 
 BOUNDS = (1.0, 20.0)

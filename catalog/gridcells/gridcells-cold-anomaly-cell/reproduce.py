@@ -15,7 +15,8 @@ Method (the gold):
 from __future__ import annotations
 
 import pandas as pd
-from gridcells_annotator import grid_means, ols, read_cells, read_scope, top_cell, write_answer, write_checkpoint, zonal
+from annotator_common import ols, read_scope, write_answer, write_checkpoint
+from gridcells_annotator import grid_means, read_cells, top_cell, zonal
 
 MIN_LEAD = 0.05
 

@@ -13,16 +13,8 @@ Method (the gold):
 from __future__ import annotations
 
 import pandas as pd
-from gridcells_annotator import (
-    bootstrap,
-    grid_means,
-    ols,
-    read_cells,
-    read_scope,
-    write_answer,
-    write_checkpoint,
-    zonal,
-)
+from annotator_common import bootstrap, ols, read_scope, write_answer, write_checkpoint
+from gridcells_annotator import grid_means, read_cells, zonal
 
 
 def main() -> None:

@@ -15,16 +15,8 @@ Method (the gold):
 from __future__ import annotations
 
 import pandas as pd
-from gridcells_annotator import (
-    bootstrap,
-    grid_means,
-    median_split_difference,
-    read_cells,
-    read_scope,
-    write_answer,
-    write_checkpoint,
-    zonal,
-)
+from annotator_common import read_scope, write_checkpoint
+from gridcells_annotator import grid_means, read_cells, write_median_split, zonal
 
 LAYER = "ndvi_20200715"
 
@@ -38,12 +30,7 @@ def main() -> None:
                                                       "precip_mm_d": precip}))
     index = (aet / precip.where(precip > 0)).rename("evaporative_index")
     write_checkpoint("features.parquet", pd.DataFrame({"ndvi": ndvi["mean"], "evaporative_index": index}))
-    table = pd.DataFrame({"index": index, "ndvi": ndvi["mean"]}).dropna()
-    if len(table) < 8:
-        raise SystemExit(f"only {len(table)} cells with a valid July NDVI pixel and precipitation")
-    ei, green = table["index"].to_numpy(), table["ndvi"].to_numpy()
-    value = median_split_difference(ei, green)
-    write_answer(round(value, 6), bootstrap(len(ei), lambda i: median_split_difference(ei[i], green[i])))
+    write_median_split(index, ndvi["mean"], "a valid July NDVI pixel and precipitation")
 
 
 if __name__ == "__main__":

@@ -14,16 +14,8 @@ Method (the gold):
 from __future__ import annotations
 
 import pandas as pd
-from gridcells_annotator import (
-    bootstrap,
-    grid_means,
-    median_split_difference,
-    read_cells,
-    read_scope,
-    write_answer,
-    write_checkpoint,
-    zonal,
-)
+from annotator_common import read_scope, write_checkpoint
+from gridcells_annotator import grid_means, read_cells, write_median_split, zonal
 
 LAYER = "ndvi_20201015"
 
@@ -35,12 +27,7 @@ def main() -> None:
     aet = grid_means(cells, "aet")
     write_checkpoint("aligned.parquet", pd.DataFrame({"n_pixels": ndvi["n_pixels"], "aet_mm_d": aet}))
     write_checkpoint("features.parquet", pd.DataFrame({"ndvi": ndvi["mean"]}))
-    table = pd.DataFrame({"aet": aet, "ndvi": ndvi["mean"]}).dropna()
-    if len(table) < 8:
-        raise SystemExit(f"only {len(table)} cells with a valid October NDVI pixel")
-    et, green = table["aet"].to_numpy(), table["ndvi"].to_numpy()
-    value = median_split_difference(et, green)
-    write_answer(round(value, 6), bootstrap(len(et), lambda i: median_split_difference(et[i], green[i])))
+    write_median_split(aet, ndvi["mean"], "a valid October NDVI pixel")
 
 
 if __name__ == "__main__":

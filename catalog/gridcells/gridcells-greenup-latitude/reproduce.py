@@ -14,7 +14,8 @@ Method (the gold):
 from __future__ import annotations
 
 import pandas as pd
-from gridcells_annotator import bootstrap, ols, read_cells, read_scope, write_answer, write_checkpoint, zonal
+from annotator_common import bootstrap, ols, read_scope, write_answer, write_checkpoint
+from gridcells_annotator import read_cells, zonal
 
 MIN_CELLS = 8
 PER_DEGREES = 10.0

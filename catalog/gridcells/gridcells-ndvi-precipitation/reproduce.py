@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from gridcells_annotator import bootstrap, grid_means, read_cells, read_scope, write_answer, write_checkpoint, zonal
+from annotator_common import bootstrap, read_scope, write_answer, write_checkpoint
+from gridcells_annotator import grid_means, read_cells, zonal
 
 
 def main() -> None:

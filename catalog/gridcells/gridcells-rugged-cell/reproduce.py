@@ -12,7 +12,8 @@ Method (the gold):
 from __future__ import annotations
 
 import pandas as pd
-from gridcells_annotator import read_cells, read_scope, write_answer, write_checkpoint, zonal
+from annotator_common import read_scope, write_answer, write_checkpoint
+from gridcells_annotator import read_cells, zonal
 
 MIN_PIXELS = 10
 MIN_LEAD = 0.05

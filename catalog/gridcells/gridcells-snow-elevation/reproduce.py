@@ -15,16 +15,8 @@ Method (the gold):
 from __future__ import annotations
 
 import pandas as pd
-from gridcells_annotator import (
-    bootstrap,
-    grid_means,
-    median_split_difference,
-    read_cells,
-    read_scope,
-    write_answer,
-    write_checkpoint,
-    zonal,
-)
+from annotator_common import read_scope, write_checkpoint
+from gridcells_annotator import grid_means, read_cells, write_median_split, zonal
 
 SNOW_MM = 1.0
 MIN_CONTRAST = 0.02
@@ -37,14 +29,7 @@ def main() -> None:
     snow = grid_means(cells, "swe", threshold=SNOW_MM)
     write_checkpoint("aligned.parquet", pd.DataFrame({"n_pixels": relief["n_pixels"], "snow_share": snow}))
     write_checkpoint("features.parquet", pd.DataFrame({"elevation_m": relief["mean"]}))
-    table = pd.DataFrame({"snow": snow, "z": relief["mean"]}).dropna()
-    if len(table) < 8:
-        raise SystemExit(f"only {len(table)} cells with a valid relief pixel")
-    share, z = table["snow"].to_numpy(), table["z"].to_numpy()
-    value = median_split_difference(share, z)
-    if abs(value) < MIN_CONTRAST:
-        raise SystemExit(f"no snow contrast: {value:.4f}")
-    write_answer(round(value, 6), bootstrap(len(z), lambda i: median_split_difference(share[i], z[i])))
+    write_median_split(snow, relief["mean"], "a valid relief pixel", MIN_CONTRAST, "snow")
 
 
 if __name__ == "__main__":

@@ -15,15 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from gridcells_annotator import (
-    bootstrap,
-    grid_series,
-    read_cells,
-    read_scope,
-    theil_sen_slope,
-    write_answer,
-    write_checkpoint,
-)
+from annotator_common import bootstrap, read_scope, write_answer, write_checkpoint
+from gridcells_annotator import grid_series, read_cells, theil_sen_slope
 
 MIN_DAYS = 90
 DAYS = 30.0

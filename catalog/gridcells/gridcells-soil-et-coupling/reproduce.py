@@ -13,15 +13,8 @@ Method (the gold):
 from __future__ import annotations
 
 import pandas as pd
-from gridcells_annotator import (
-    bootstrap,
-    column_correlations,
-    grid_series,
-    read_cells,
-    read_scope,
-    write_answer,
-    write_checkpoint,
-)
+from annotator_common import bootstrap, read_scope, write_answer, write_checkpoint
+from gridcells_annotator import column_correlations, grid_series, read_cells
 
 
 def main() -> None:

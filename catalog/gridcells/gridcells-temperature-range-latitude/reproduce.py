@@ -14,7 +14,8 @@ Method (the gold):
 from __future__ import annotations
 
 import pandas as pd
-from gridcells_annotator import bootstrap, grid_series, ols, read_cells, read_scope, write_answer, write_checkpoint
+from annotator_common import bootstrap, ols, read_scope, write_answer, write_checkpoint
+from gridcells_annotator import grid_series, read_cells
 
 PER_DEGREES = 10.0
 

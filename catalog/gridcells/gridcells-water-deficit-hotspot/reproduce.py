@@ -12,7 +12,8 @@ Method (the gold):
 from __future__ import annotations
 
 import pandas as pd
-from gridcells_annotator import grid_means, read_cells, read_scope, top_cell, write_answer, write_checkpoint
+from annotator_common import read_scope, write_answer, write_checkpoint
+from gridcells_annotator import grid_means, read_cells, top_cell
 
 MIN_LEAD = 0.02
 

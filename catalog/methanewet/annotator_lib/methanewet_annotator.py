@@ -12,8 +12,6 @@ early-season ones at one temperature).
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +19,6 @@ import pandas as pd
 
 KEY = "site_id"
 TARGET = "fch4_nmol_m2_s"
-BLOCKS = {name: re.compile(rf"## {name}\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
-          for name in ("Scope", "Artifact")}
 TEMPERATURES = ("ts_1_c", "ts_2_c", "ta_f_c", "ta_c")  # the flux's temperature, first present
 GROWING_C = 15.0  # soil temperature at which the growing-season index saturates
 POOL_SPANS = (30, 90)  # days: ewm spans of the growing-season index (substrate pools)
@@ -32,37 +28,6 @@ FLOOR = 0.5  # nmol m-2 s-1: daily fluxes below it count as this much in log spa
 
 
 # --- reading a query ---------------------------------------------------------------------------
-
-def read_block(prompt: Path, name: str) -> dict:
-    """The JSON of the rendered prompt's `## Scope` or `## Artifact` block."""
-    match = BLOCKS[name].search(prompt.read_text())
-    if match is None:
-        raise ValueError(f"{prompt}: no '## {name}' block with a ```json fence")
-    return json.loads(match.group("json"))
-
-
-def read_scope(prompt: Path) -> dict:
-    """The scope block: entity_key, entities, start, end."""
-    return read_block(prompt, "Scope")
-
-
-def read_artifact_spec(prompt: Path) -> dict:
-    """The artifact block: file, key, columns, rows."""
-    return read_block(prompt, "Artifact")
-
-
-def write_answer(metrics: dict[str, float]) -> None:
-    """Write work/answer.json as `{"metrics": ...}`, values rounded to 6 decimals."""
-    Path("work").mkdir(exist_ok=True)
-    document = {"metrics": {name: round(float(value), 6) for name, value in metrics.items()}}
-    Path("work/answer.json").write_text(json.dumps(document, indent=2, sort_keys=True))
-
-
-def write_artifact(artifact: dict, frame: pd.DataFrame) -> None:
-    """Write the artifact's key and value columns to work/<file>."""
-    Path("work").mkdir(exist_ok=True)
-    frame[[*artifact["key"], *artifact["columns"]]].to_parquet(Path("work") / artifact["file"], index=False)
-
 
 def read_daily(data_dir: Path, scope: dict, table: str = "timeseries") -> pd.DataFrame:
     """The scope's sites and days of a daily table, every column, sorted by site and date."""

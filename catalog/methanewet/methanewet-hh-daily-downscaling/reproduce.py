@@ -19,40 +19,25 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
-from methanewet_annotator import (
-    KEY,
-    TARGET,
-    read_artifact_spec,
-    read_daily,
-    read_scope,
-    read_sites,
-    rmse,
-    score,
-    write_answer,
-    write_artifact,
-)
-from methanewet_halfhourly import TIME, downscale_daily, driver_features, owed_rows, read_halfhourly
+from annotator_common import write_answer
+from methanewet_annotator import TARGET, read_daily
+from methanewet_halfhourly import TIME, driver_features, owed_rows
+from methanewet_halfhourly_models import downscale_daily
+from methanewet_runs import check_rows, check_scores, read_halfhourly_query, write_rows
 
 
 def main() -> None:
-    """Downscale the test period of the query in the current directory; write the artifact."""
-    prompt, data = Path("prompt.md"), Path("data")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
-    frame, sites, daily = read_halfhourly(data, scope), read_sites(data, scope), read_daily(data, scope)
+    """Downscale the test period of the query in the current directory; write the artifact and answer.json."""
+    scope, artifact, frame, sites = read_halfhourly_query()
+    daily = read_daily(Path("data"), scope)
     features, test = driver_features(frame, sites), owed_rows(frame, artifact)
-    column = next(iter(artifact["columns"]))
-    values = downscale_daily(frame, features, daily, sites, test)[test]
-    write_artifact(artifact, frame.loc[test, [KEY, TIME]].assign(**{column: values}))
+    write_rows(artifact, frame, test, downscale_daily(frame, features, daily, sites, test)[test])
     times = frame[TIME]
     early = (times >= times[test].min() - (times.max() - times[test].min())).to_numpy() & ~test
     public = frame[~test].reset_index(drop=True)
     check = downscale_daily(public, features[~test].reset_index(drop=True), daily, sites, early[~test])
-    keep = early[~test] & public[TARGET].notna().to_numpy()
-    check = pd.DataFrame({KEY: public.loc[keep, KEY], "observed": public.loc[keep, TARGET],
-                          "filled": np.asarray(check)[keep]})
-    write_answer({"rmse_nmol_m2_s": rmse(check["observed"], check["filled"]),
-                  "nse_median": score(check, "observed", "filled", "nse", "median")})
+    check = check_rows(public, early[~test] & public[TARGET].notna().to_numpy(), np.asarray(check))
+    write_answer(metrics=check_scores(check, {"rmse_nmol_m2_s": ("rmse", "all"), "nse_median": ("nse", "median")}))
 
 
 if __name__ == "__main__":

@@ -17,34 +17,13 @@ Deterministic: fixed random_state, no early stopping, single thread.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
-from methanewet_annotator import (
-    KEY,
-    TARGET,
-    mae,
-    read_artifact_spec,
-    read_scope,
-    read_sites,
-    score,
-    write_answer,
-    write_artifact,
-)
-from methanewet_halfhourly import (
-    TIME,
-    back_transform,
-    decayed_anomaly,
-    driver_features,
-    log_flux,
-    owed_rows,
-    pooled_trees,
-    process_model,
-    read_halfhourly,
-    site_attributes,
-    steps_per_day,
-)
+from annotator_common import write_answer
+from methanewet_annotator import KEY, TARGET
+from methanewet_halfhourly import TIME, driver_features, owed_rows, site_attributes, steps_per_day
+from methanewet_halfhourly_models import back_transform, decayed_anomaly, log_flux, pooled_trees, process_model
+from methanewet_runs import check_rows, check_scores, read_halfhourly_query, write_rows
 
 
 def distilled(frame: pd.DataFrame, sites: pd.DataFrame, test: np.ndarray) -> np.ndarray:
@@ -63,20 +42,16 @@ def distilled(frame: pd.DataFrame, sites: pd.DataFrame, test: np.ndarray) -> np.
 
 
 def main() -> None:
-    """Predict the test period of the query in the current directory; write the artifact."""
-    prompt, data = Path("prompt.md"), Path("data")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
-    frame, sites = read_halfhourly(data, scope), read_sites(data, scope)
+    """Predict the test period of the query in the current directory; write the artifact and answer.json."""
+    _, artifact, frame, sites = read_halfhourly_query()
     test = owed_rows(frame, artifact)
-    column = next(iter(artifact["columns"]))
-    write_artifact(artifact, frame.loc[test, [KEY, TIME]].assign(**{column: distilled(frame, sites, test)[test]}))
+    write_rows(artifact, frame, test, distilled(frame, sites, test)[test])
     public = frame[~test].reset_index(drop=True)
     times = public[TIME]
     early = (times >= times.max() - (frame[TIME].max() - frame.loc[test, TIME].min())).to_numpy()
     sim, keep = distilled(public, sites, early), early & public[TARGET].notna().to_numpy()
-    check = pd.DataFrame({KEY: public.loc[keep, KEY], "observed": public.loc[keep, TARGET], "filled": sim[keep]})
-    write_answer({"mae_nmol_m2_s": mae(check["observed"], check["filled"]),
-                  "nse_median": score(check, "observed", "filled", "nse", "median")})
+    check = check_rows(public, keep, sim)
+    write_answer(metrics=check_scores(check, {"mae_nmol_m2_s": ("mae", "all"), "nse_median": ("nse", "median")}))
 
 
 if __name__ == "__main__":

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from methanewet_annotator import KEY, score, write_answer
-from methanewet_halfhourly import process_model, transfer_site_models
+from annotator_common import write_answer
+from methanewet_annotator import KEY, score
+from methanewet_halfhourly_models import process_model, transfer_site_models
 from methanewet_runs import run_halfhourly_held_out_sites
 
 
@@ -34,7 +35,7 @@ def distilled(frame: pd.DataFrame, features: pd.DataFrame, held: list[str]) -> n
 def main() -> None:
     """Predict the held-out sites of the query in the current directory; write the artifact."""
     check = run_halfhourly_held_out_sites(distilled, ceiling=3.0)
-    write_answer({"r2_median": score(check, "observed", "filled", "r2", "median")})
+    write_answer(metrics={"r2_median": score(check, "observed", "filled", "r2", "median")})
 
 
 if __name__ == "__main__":

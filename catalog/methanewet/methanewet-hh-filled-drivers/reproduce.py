@@ -1,35 +1,22 @@
 """Annotator reproduction: predict withheld half-hourly methane flux with gap-filled drivers as inputs.
 
-Method (the gold; the prompt leaves the method to the agent):
-1. Read the scope and artifact blocks; the owed rows are every interval from the test day on.
-2. Driver features per interval (`driver_features`): shallow soil temperature, its 1-, 7- and
-   45-day growing-season pools (the substrate supply that lags temperature: late-season fluxes
-   exceed early-season ones at one temperature), the water table below / above the surface, the
-   local time of day (plant transport peaks in the early afternoon), the season and the
-   gap-filled meteorology.
-3. `forecast`: per site, a log-linear process model (Q10 temperature response, substrate
-   pools, diurnal harmonics, water-table limitation) fitted by ridge regression on every observed
-   interval before the test period: the gap-filled drivers make every interval usable,
-   plus the anomaly of the last observed day (the model's mean departure from the fluxes),
-   decaying with a two-day time constant into the test period; back-transformed to the mean flux.
-4. Report the metrics of the same forecast one test-period length earlier on observed data.
+Method (the gold; the prompt leaves the method to the agent): `methanewet_runs.forecast_halfhourly`
+with a process model per site, fitted on every observed interval before the test period: the
+gap-filled drivers make every interval usable.
 
 Deterministic: no random draws, single thread.
 """
 
 from __future__ import annotations
 
-from methanewet_annotator import rmse, score, write_answer
-from methanewet_runs import run_halfhourly_forecast
+from methanewet_runs import forecast_halfhourly
 
 SHARED = False  # one response pooled over sites with a per-site level, or a model per site
 
 
 def main() -> None:
-    """Predict the test period of the query in the current directory; write the artifact."""
-    check = run_halfhourly_forecast(shared=SHARED)
-    write_answer({"rmse_nmol_m2_s": rmse(check["observed"], check["filled"]),
-                  "kge_median": score(check, "observed", "filled", "kge", "median")})
+    """Predict the test period of the query in the current directory; write the artifact and answer.json."""
+    forecast_halfhourly({"rmse_nmol_m2_s": ("rmse", "all"), "kge_median": ("kge", "median")}, SHARED)
 
 
 if __name__ == "__main__":

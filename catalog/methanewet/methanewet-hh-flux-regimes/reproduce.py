@@ -16,16 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-from methanewet_annotator import (
-    KEY,
-    TARGET,
-    best_partition,
-    profile_features,
-    read_artifact_spec,
-    read_scope,
-    write_answer,
-    write_artifact,
-)
+from annotator_common import read_artifact_spec, read_scope, write_answer, write_artifact
+from methanewet_annotator import KEY, TARGET, best_partition, profile_features
 from methanewet_halfhourly import TIME, read_halfhourly
 
 FEATURES = ["mean", "std", "cv", "q10", "q90", "lag1"]
@@ -33,14 +25,14 @@ FEATURES = ["mean", "std", "cv", "q10", "q90", "lag1"]
 
 def main() -> None:
     """Partition the sites of the query in the current directory; write the artifact."""
-    prompt, data = Path("prompt.md"), Path("data")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
+    data = Path("data")
+    scope, artifact = read_scope(), read_artifact_spec()
     frame = read_halfhourly(data, scope)
     frame = frame.assign(date=frame[TIME].dt.tz_localize(None))
     space = profile_features(frame[frame[TARGET].notna()], TARGET, FEATURES)
     labels, silhouette = best_partition(space)
-    write_artifact(artifact, pd.DataFrame({KEY: space.index, next(iter(artifact["columns"])): labels}))
-    write_answer({"silhouette": silhouette})
+    write_artifact(pd.DataFrame({KEY: space.index, next(iter(artifact["columns"])): labels}), artifact)
+    write_answer(metrics={"silhouette": silhouette})
 
 
 if __name__ == "__main__":

@@ -20,28 +20,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-from methanewet_annotator import (
-    KEY,
-    TARGET,
-    read_artifact_spec,
-    read_scope,
-    read_sites,
-    rmse,
-    score,
-    write_answer,
-    write_artifact,
-)
-from methanewet_halfhourly import (
-    TIME,
-    driver_features,
-    fill_gaps,
-    imagery_attributes,
-    pooled_trees,
-    pseudo_gaps,
-    read_halfhourly,
-    site_attributes,
-    steps_per_day,
-)
+from annotator_common import write_answer
+from methanewet_annotator import TARGET
+from methanewet_halfhourly import driver_features, imagery_attributes, site_attributes, steps_per_day
+from methanewet_halfhourly_models import fill_gaps, pooled_trees, pseudo_gaps
+from methanewet_runs import check_rows, check_scores, read_halfhourly_query, write_rows
 
 STATIC = ["site_classification", "lat_deg", "ndvi_mean", "ndvi_min", "ndvi_max", "ndvi_range", "relief_m"]
 RUN_DAYS = (2.0, 10.0)  # pseudo-gap lengths, days
@@ -54,23 +37,17 @@ def augmented_fill(frame: pd.DataFrame, features: pd.DataFrame, augmented: pd.Da
 
 
 def main() -> None:
-    """Fill the null fluxes of the query in the current directory; write the artifact."""
-    prompt, data = Path("prompt.md"), Path("data")
-    scope, artifact = read_scope(prompt), read_artifact_spec(prompt)
-    frame, sites = read_halfhourly(data, scope), read_sites(data, scope)
-    sites = sites.join(imagery_attributes(data, sites))
+    """Fill the null fluxes of the query in the current directory; write the artifact and answer.json."""
+    _, artifact, frame, sites = read_halfhourly_query()
+    sites = sites.join(imagery_attributes(Path("data"), sites))
     features = driver_features(frame, sites)
     augmented = pd.concat([features, site_attributes(frame, sites, STATIC)], axis=1)
     gaps = frame[TARGET].isna().to_numpy()
-    column = next(iter(artifact["columns"]))
-    filled = augmented_fill(frame, features, augmented)[gaps]
-    write_artifact(artifact, frame.loc[gaps, [KEY, TIME]].assign(**{column: filled}))
+    write_rows(artifact, frame, gaps, augmented_fill(frame, features, augmented)[gaps])
     hidden = pseudo_gaps(frame, ~gaps, 0.15, RUN_DAYS, steps_per_day(frame), seed=7)
     sim = augmented_fill(frame.assign(**{TARGET: frame[TARGET].where(~hidden)}), features, augmented)
-    check = pd.DataFrame({KEY: frame.loc[hidden, KEY], "observed": frame.loc[hidden, TARGET],
-                          "filled": sim[hidden]})
-    write_answer({"rmse_nmol_m2_s": rmse(check["observed"], check["filled"]),
-                  "nse_median": score(check, "observed", "filled", "nse", "median")})
+    check = check_rows(frame, hidden, sim)
+    write_answer(metrics=check_scores(check, {"rmse_nmol_m2_s": ("rmse", "all"), "nse_median": ("nse", "median")}))
 
 
 if __name__ == "__main__":

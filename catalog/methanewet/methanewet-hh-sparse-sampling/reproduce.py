@@ -1,34 +1,23 @@
 """Annotator reproduction: estimate half-hourly methane flux from a sparse sample of intervals.
 
-Method (the gold; the prompt leaves the method to the agent):
-1. Read the scope and artifact blocks; keep the scope's sites (the public table is already cut
-   to the scope's period).
-2. Driver features per half-hour (`driver_features`): shallow soil temperature and its 1-day,
-   7-day and 45-day growing-season pools, the water table below / above the surface, the local
-   time of day, the season and the gap-filled meteorology. The flux itself is never a driver.
-3. `fill_gaps`: per site, a log-linear process model fitted by ridge regression on the observed
-   intervals (Q10 temperature response, substrate pools, diurnal harmonics, water-table
-   limitation), plus the model's departure from the observed fluxes at the gap's edges (the
-   day-to-day anomaly the drivers miss), interpolated across the gap and fading with a 2-day
-   time constant (`edge_anomaly`); back-transformed to the mean flux.
-4. Fill every null flux of the scope; report the metrics of a seeded draw of 2-24-hour pseudo-gaps.
+Method (the gold; the prompt leaves the method to the agent): `methanewet_runs.fill_halfhourly`,
+a per-site log-linear process model of the flux's drivers plus the model's departure from the
+observed fluxes at each gap's edges, back-transformed to the mean flux. Every null flux of the
+scope is filled; the metrics are estimated on a seeded draw of 2-24-hour pseudo-gaps.
 
 Deterministic: fixed seeds, single thread.
 """
 
 from __future__ import annotations
 
-from methanewet_annotator import rmse, score, write_answer
-from methanewet_runs import run_halfhourly_fill
+from methanewet_runs import fill_halfhourly
 
 RUN_DAYS = (0.1, 1.0)  # pseudo-gap lengths, days
 
 
 def main() -> None:
-    """Fill the null fluxes of the query in the current directory; write the artifact."""
-    check = run_halfhourly_fill(RUN_DAYS)
-    write_answer({"rmse_nmol_m2_s": rmse(check["observed"], check["filled"]),
-                  "nse_median": score(check, "observed", "filled", "nse", "median")})
+    """Fill the null fluxes of the query in the current directory; write the artifact and answer.json."""
+    fill_halfhourly(RUN_DAYS, {"rmse_nmol_m2_s": ("rmse", "all"), "nse_median": ("nse", "median")})
 
 
 if __name__ == "__main__":

@@ -1,37 +1,29 @@
 """Annotator reproduction: half-hourly methane flux over a season from its diurnal to seasonal drivers.
 
-Method (the gold; the prompt leaves the method to the agent):
-1. Read the scope and artifact blocks; the owed rows are every interval from the test day on.
-2. Driver features per interval (`driver_features`): shallow soil temperature, its 1-, 7- and
-   45-day growing-season pools (the substrate supply that lags temperature: late-season fluxes
-   exceed early-season ones at one temperature), the water table below / above the surface, the
-   local time of day (plant transport peaks in the early afternoon), the season and the
-   gap-filled meteorology.
-3. `forecast`: per site, a log-linear process model fitted by ridge regression on the observed
-   intervals before the test period: diurnal harmonics of local time for the sub-daily scale,
-   soil temperature for the synoptic scale, the growing-season pools for the seasonal scale,
-   plus the anomaly of the last observed day (the model's mean departure from the fluxes),
-   decaying with a two-day time constant into the test period; back-transformed to the mean flux.
-4. Report the metrics of the same forecast one test-period length earlier on observed data.
+Method (the gold; the prompt leaves the method to the agent): the forecast of
+`methanewet_runs.forecast_halfhourly` (`run_halfhourly_forecast`), a process model per site whose
+terms cover each timescale: diurnal harmonics of local time for the sub-daily scale, soil
+temperature for the synoptic scale, the growing-season pools for the seasonal scale. Its check
+one test-period length earlier gives the pooled r2 of the intervals and the median NSE of the
+sites' ISO-week means.
 
 Deterministic: no random draws, single thread.
 """
 
 from __future__ import annotations
 
-from methanewet_annotator import KEY, score, write_answer
+from annotator_common import write_answer
+from methanewet_annotator import KEY, score
 from methanewet_halfhourly import TIME
 from methanewet_runs import run_halfhourly_forecast
-
-SHARED = False  # one response pooled over sites with a per-site level, or a model per site
 
 
 def main() -> None:
     """Predict the test period of the query in the current directory; write the artifact."""
-    check = run_halfhourly_forecast(shared=SHARED)
+    check = run_halfhourly_forecast()
     weekly = check.groupby([KEY, check[TIME].dt.isocalendar().week])[["observed", "filled"]].mean()
-    write_answer({"r2_pooled": score(check, "observed", "filled", "r2", "pooled"),
-                  "nse_weekly_median": score(weekly.reset_index(), "observed", "filled", "nse", "median")})
+    write_answer(metrics={"r2_pooled": score(check, "observed", "filled", "r2", "pooled"),
+                          "nse_weekly_median": score(weekly.reset_index(), "observed", "filled", "nse", "median")})
 
 
 if __name__ == "__main__":

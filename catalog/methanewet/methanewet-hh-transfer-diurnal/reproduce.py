@@ -21,9 +21,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from methanewet_annotator import KEY, read_daily, read_scope, read_sites, rmse, score, write_answer
-from methanewet_halfhourly import scale_to_daily, transfer_site_models
-from methanewet_runs import run_halfhourly_held_out_sites
+from annotator_common import read_scope, write_answer
+from methanewet_annotator import KEY, read_daily, read_sites
+from methanewet_halfhourly_models import scale_to_daily, transfer_site_models
+from methanewet_runs import check_scores, run_halfhourly_held_out_sites
 
 
 def transferred(frame: pd.DataFrame, features: pd.DataFrame, held: list[str], daily: pd.DataFrame,
@@ -35,13 +36,12 @@ def transferred(frame: pd.DataFrame, features: pd.DataFrame, held: list[str], da
 
 
 def main() -> None:
-    """Predict the held-out sites of the query in the current directory; write the artifact."""
-    prompt, data = Path("prompt.md"), Path("data")
-    scope = read_scope(prompt)
+    """Predict the held-out sites of the query in the current directory; write the artifact and answer.json."""
+    data = Path("data")
+    scope = read_scope()
     method = partial(transferred, daily=read_daily(data, scope), sites=read_sites(data, scope))
     check = run_halfhourly_held_out_sites(method, ceiling=3.0)
-    write_answer({"rmse_nmol_m2_s": rmse(check["observed"], check["filled"]),
-                  "nse_median": score(check, "observed", "filled", "nse", "median")})
+    write_answer(metrics=check_scores(check, {"rmse_nmol_m2_s": ("rmse", "all"), "nse_median": ("nse", "median")}))
 
 
 if __name__ == "__main__":

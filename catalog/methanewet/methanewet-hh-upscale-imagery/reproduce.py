@@ -23,15 +23,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from methanewet_annotator import KEY, TARGET, rmse, score, write_answer
-from methanewet_halfhourly import (
-    driver_features,
-    imagery_attributes,
-    pooled_trees,
-    site_attributes,
-    transfer_site_models,
-)
-from methanewet_runs import run_halfhourly_held_out_sites
+from annotator_common import write_answer
+from methanewet_annotator import KEY, TARGET
+from methanewet_halfhourly import driver_features, imagery_attributes, site_attributes
+from methanewet_halfhourly_models import pooled_trees, transfer_site_models
+from methanewet_runs import check_scores, run_halfhourly_held_out_sites
 
 STATIC = ["site_classification", "lat_deg"]
 
@@ -56,8 +52,7 @@ def upscaled(frame: pd.DataFrame, features: pd.DataFrame, held: list[str]) -> np
 def main() -> None:
     """Predict the held-out sites of the query in the current directory; write the artifact."""
     check = run_halfhourly_held_out_sites(upscaled, features=imagery_features, ceiling=3.0)
-    write_answer({"rmse_nmol_m2_s": rmse(check["observed"], check["filled"]),
-                  "r2_median": score(check, "observed", "filled", "r2", "median")})
+    write_answer(metrics=check_scores(check, {"rmse_nmol_m2_s": ("rmse", "all"), "r2_median": ("r2", "median")}))
 
 
 if __name__ == "__main__":

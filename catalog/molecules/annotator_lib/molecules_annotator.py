@@ -57,6 +57,15 @@ def aligned_molecules(scope: dict) -> pd.DataFrame:
     return joined.set_index("molecule_id").sort_index()
 
 
+def measured(molecules: pd.DataFrame, columns: list[str], minimum: int = 20) -> pd.DataFrame:
+    """The molecules with every one of `columns` and a measured log solubility; SystemExit (a
+    discarded query) with fewer than `minimum` of them."""
+    table = molecules.dropna(subset=[*columns, "logs_log10_mol_l"])
+    if len(table) < minimum:
+        raise SystemExit(f"only {len(table)} molecules with a structure and a measurement")
+    return table
+
+
 def rule_of_five_violations(mol: Chem.Mol) -> int:
     """How many of Lipinski's four limits the structure exceeds (Lipinski et al. 1997/2001).
 

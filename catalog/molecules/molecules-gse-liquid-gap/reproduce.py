@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 from annotator_common import bootstrap, read_scope, write_answer, write_checkpoint
-from molecules_annotator import aligned_molecules
+from molecules_annotator import aligned_molecules, measured
 
 LIQUID_INTERCEPT = 0.5  # log S = 0.5 - 0.01 (MP - 25) - logP, with the melting-point term left out
 
@@ -23,9 +23,7 @@ def main() -> None:
     """Join structures to measurements and average the gap to the liquid-solute equation."""
     molecules = aligned_molecules(read_scope())
     write_checkpoint("aligned.parquet", molecules[["heavy_atoms"]])
-    table = molecules.dropna(subset=["logp", "logs_log10_mol_l"])
-    if len(table) < 20:
-        raise SystemExit(f"only {len(table)} molecules with a structure and a measurement")
+    table = measured(molecules, ["logp"])
     gap = table["logs_log10_mol_l"] - (LIQUID_INTERCEPT - table["logp"])
     write_checkpoint("features.parquet", pd.DataFrame({"logp": table["logp"], "gse_gap": gap}))
     values = gap.to_numpy()

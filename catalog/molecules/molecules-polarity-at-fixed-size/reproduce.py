@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from annotator_common import bootstrap, ols, read_scope, write_answer, write_checkpoint
-from molecules_annotator import aligned_molecules, with_descriptors
+from molecules_annotator import aligned_molecules, measured, with_descriptors
 
 PER_AREA = 10.0  # A^2: the coefficient is reported per 10 A^2 of polar surface area
 
@@ -32,9 +32,7 @@ def main() -> None:
     """Join structures to measurements and fit log solubility on polar surface area and weight."""
     molecules = with_descriptors(aligned_molecules(read_scope()), "tpsa")
     write_checkpoint("aligned.parquet", molecules[["heavy_atoms"]])
-    table = molecules.dropna(subset=["tpsa", "mol_wt", "logs_log10_mol_l"])
-    if len(table) < 20:
-        raise SystemExit(f"only {len(table)} molecules with a structure and a measurement")
+    table = measured(molecules, ["tpsa", "mol_wt"])
     write_checkpoint("features.parquet", pd.DataFrame({"tpsa": table["tpsa"], "mol_wt": table["mol_wt"]}))
     t, w = table["tpsa"].to_numpy(float), table["mol_wt"].to_numpy()
     y = table["logs_log10_mol_l"].to_numpy()

@@ -14,7 +14,7 @@ Method (the gold):
 from __future__ import annotations
 
 from annotator_common import bootstrap, read_scope, write_answer, write_checkpoint
-from molecules_annotator import aligned_molecules, pearson, with_descriptors
+from molecules_annotator import aligned_molecules, measured, pearson, with_descriptors
 
 
 def main() -> None:
@@ -22,9 +22,7 @@ def main() -> None:
     molecules = with_descriptors(aligned_molecules(read_scope()), "fraction_csp3")
     write_checkpoint("aligned.parquet", molecules[["heavy_atoms"]])
     write_checkpoint("features.parquet", molecules[["fraction_csp3"]])
-    table = molecules[["fraction_csp3", "logs_log10_mol_l"]].dropna()
-    if len(table) < 20:
-        raise SystemExit(f"only {len(table)} molecules with a structure and a measurement")
+    table = measured(molecules, ["fraction_csp3"])
     x, y = table["fraction_csp3"].to_numpy(), table["logs_log10_mol_l"].to_numpy()
     try:
         r = pearson(x, y)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 from annotator_common import ols, read_scope, write_answer, write_checkpoint
-from molecules_annotator import aligned_molecules
+from molecules_annotator import aligned_molecules, measured
 
 MIN_LEAD = 0.05
 
@@ -22,9 +22,7 @@ def main() -> None:
     """Join structures to measurements, fit the line, name the largest positive residual."""
     molecules = aligned_molecules(read_scope())
     write_checkpoint("aligned.parquet", molecules[["heavy_atoms"]])
-    table = molecules.dropna(subset=["logp", "logs_log10_mol_l"])
-    if len(table) < 20:
-        raise SystemExit(f"only {len(table)} molecules with a structure and a measurement")
+    table = measured(molecules, ["logp"])
     intercept, slope = ols(table["logs_log10_mol_l"].to_numpy(), table["logp"].to_numpy())
     residual = table["logs_log10_mol_l"] - (intercept + slope * table["logp"])
     write_checkpoint("features.parquet", pd.DataFrame({"logp": table["logp"], "residual": residual}))

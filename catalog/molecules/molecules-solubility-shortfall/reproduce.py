@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pandas as pd
 from annotator_common import ols, read_scope, write_answer, write_checkpoint
-from molecules_annotator import aligned_molecules, single_extreme, with_descriptors
+from molecules_annotator import aligned_molecules, measured, single_extreme, with_descriptors
 
 DESCRIPTORS = ["logp", "mol_wt", "rotatable_bonds", "aromatic_proportion"]
 MIN_LEAD = 0.05
@@ -25,9 +25,7 @@ def main() -> None:
     """Join structures to measurements, fit the four-descriptor model, name the largest shortfall."""
     molecules = with_descriptors(aligned_molecules(read_scope()), "rotatable_bonds")
     write_checkpoint("aligned.parquet", molecules[["heavy_atoms"]])
-    table = molecules.dropna(subset=[*DESCRIPTORS, "logs_log10_mol_l"])
-    if len(table) < 20:
-        raise SystemExit(f"only {len(table)} molecules with a structure and a measurement")
+    table = measured(molecules, DESCRIPTORS)
     y = table["logs_log10_mol_l"].to_numpy()
     coefficients = ols(y, *(table[c].to_numpy(float) for c in DESCRIPTORS))
     fitted = coefficients[0] + table[DESCRIPTORS].to_numpy(float) @ coefficients[1:]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 from annotator_common import bootstrap, read_scope, write_answer, write_checkpoint
-from molecules_annotator import aligned_molecules
+from molecules_annotator import aligned_molecules, measured
 
 
 def main() -> None:
@@ -22,9 +22,7 @@ def main() -> None:
     molecules = aligned_molecules(read_scope())
     write_checkpoint("aligned.parquet", molecules[["heavy_atoms"]])
     write_checkpoint("features.parquet", molecules[["mol_wt"]])
-    table = molecules[["mol_wt", "logs_log10_mol_l"]].dropna()
-    if len(table) < 20:
-        raise SystemExit(f"only {len(table)} molecules with a structure and a measurement")
+    table = measured(molecules, ["mol_wt"])
     x, y = table["mol_wt"].to_numpy(), table["logs_log10_mol_l"].to_numpy()
     r = float(np.corrcoef(x, y)[0, 1])
     write_answer(round(r, 6), bootstrap(len(x), lambda i: np.corrcoef(x[i], y[i])[0, 1]))
