@@ -91,7 +91,8 @@ def test_a_copied_task_fails_to_load_until_its_id_is_its_folder_name(copied_task
     assert set(tasks) == template_ids | {new_id}
     new, old = tasks[new_id], tasks[old_id]
     assert new.spec.model_copy(update={"id": old_id}) == old.spec
-    assert new.task_hash != old.task_hash  # a new task, with ids of its own
+    assert new.definition_hash != old.definition_hash  # a new task, with query ids of its own
+    assert new.task_hash != old.task_hash
     assert [p.name for p in new.annotator_lib] == [p.name for p in old.annotator_lib]
 
 

@@ -23,13 +23,26 @@ ANNOTATOR_COMMON = "annotator_common"  # catalog/annotator_common/*.py: mounted 
 
 @dataclass(frozen=True)
 class CatalogTask:
-    """A task spec with the files that define it and its content hash."""
+    """A task spec with the files that define it and its two content hashes.
+
+    `definition_hash` covers what the task asks (`task.yaml` but its scope list): query ids, and so
+    the held-out draws and the splits seeded by them, derive from it, so a refactor of the
+    reproduction code that leaves every gold as it was leaves the benchmark as it was.
+    `task_hash` also covers the code that produces the gold (`reproduce.py` and the libraries
+    mounted beside it): journal records are keyed by it, so any change to that code runs the
+    agents again instead of trusting records graded against an older gold.
+    """
 
     spec: TaskSpec
     folder: Path
     reproduce: Path
+    definition_hash: str
     task_hash: str
     annotator_lib: tuple[Path, ...] = ()
+
+    def query_id(self, scope_block: str) -> str:
+        """The id of this task's query over a resolved scope (its rendered block)."""
+        return "q-" + content_hash([self.definition_hash, scope_block])
 
 
 def load_task(folder: Path) -> CatalogTask:
@@ -51,8 +64,8 @@ def load_task(folder: Path) -> CatalogTask:
     # every other query's id (and its label, journal records and scores) as it was.
     identity = {name: value for name, value in raw.items() if name != "scopes"} if isinstance(raw, dict) else raw
     task_hash = content_hash([identity, reproduce.read_text(), [[p.name, p.read_text()] for p in library]])
-    return CatalogTask(spec=spec, folder=folder, reproduce=reproduce, task_hash=task_hash,
-                       annotator_lib=library)
+    return CatalogTask(spec=spec, folder=folder, reproduce=reproduce,
+                       definition_hash=content_hash(identity), task_hash=task_hash, annotator_lib=library)
 
 
 def load_catalog(catalog_dir: Path, domains: list[str]) -> list[CatalogTask]:

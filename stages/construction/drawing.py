@@ -22,7 +22,6 @@ from stages.construction import splits
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import TIMELESS, ScopeUnavailable, resolve_scope
 from stages.construction.splits import PoolQuery
-from stages.hashing import content_hash
 from stages.repository import read_manifest, read_table
 from stages.tables import Table
 
@@ -116,7 +115,7 @@ def draw_queries(
         except ScopeUnavailable as error:
             discards.append(Discard(task.spec.id, name, "formalize", str(error)))
             continue
-        query_id = "q-" + content_hash([task.task_hash, resolved.block()])
+        query_id = task.query_id(resolved.block())
         if query_id in seen:
             discards.append(Discard(task.spec.id, name, "formalize",
                                     f"same entities and period as scope {seen[query_id]!r}"))

@@ -42,7 +42,6 @@ from stages.construction.drawing import Query, extract_tables
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope, ScopeUnavailable, resolve_scope
 from stages.construction.staging import stage_query, stage_task
-from stages.hashing import content_hash
 from stages.repository import read_manifest, read_table
 from stages.sandbox.workspace import make_workspace
 from stages.scoring.query.artifacts import read_artifact
@@ -126,7 +125,7 @@ def staged(tasks, repository, tmp_path_factory) -> dict[str, Staged]:
     out = {}
     for task_id, task in tasks.items():
         scope = smoke_scope(task, repository)
-        query = Query("q-" + content_hash([task.task_hash, scope.block()]), task_id, task.task_hash,
+        query = Query(task.query_id(scope.block()), task_id, task.task_hash,
                       scope.name, scope.kind, scope.citation, len(scope.entities), scope.start,
                       scope.end, render_prompt(task.spec, scope), scope.entities)
         task_dir = root / task_id

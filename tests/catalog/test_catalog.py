@@ -134,13 +134,23 @@ def test_a_task_hash_covers_its_content_but_not_its_scope_list(tmp_path):
     shutil.copytree(source.folder.parent / "annotator_lib", tmp_path / "control" / "annotator_lib")
     shutil.copytree(CATALOG / "annotator_common", tmp_path / "annotator_common")
     text = (folder / "task.yaml").read_text()
-    assert load_task(folder).task_hash == source.task_hash
+
+    def hashes() -> tuple[str, str]:
+        task = load_task(folder)
+        return task.definition_hash, task.task_hash
+
+    assert hashes() == (source.definition_hash, source.task_hash)
     fewer = yaml.safe_load(text) | {"scopes": source.spec.scopes[:-1]}
     (folder / "task.yaml").write_text(yaml.safe_dump(fewer, sort_keys=False))
     assert load_task(folder).spec.scopes == source.spec.scopes[:-1]
-    assert load_task(folder).task_hash == source.task_hash
+    assert hashes() == (source.definition_hash, source.task_hash)
     (folder / "task.yaml").write_text(yaml.safe_dump(fewer | {"prompt": fewer["prompt"] + "More.\n"}))
-    assert load_task(folder).task_hash != source.task_hash
+    assert hashes()[0] != source.definition_hash and hashes()[1] != source.task_hash
+    # The reproduction code versions the task (journal records are run again) but not its queries.
     (folder / "task.yaml").write_text(text)
     (folder / "reproduce.py").write_text((folder / "reproduce.py").read_text() + "\n# edited\n")
-    assert load_task(folder).task_hash != source.task_hash
+    assert hashes()[0] == source.definition_hash and hashes()[1] != source.task_hash
+    assert load_task(folder).query_id("block") == source.query_id("block")
+    edited = hashes()[1]
+    (tmp_path / "annotator_common" / "annotator_common.py").write_text("# a shared library edited\n")
+    assert hashes()[0] == source.definition_hash and hashes()[1] not in {source.task_hash, edited}

@@ -23,7 +23,7 @@ def _task(scopes: list[str]):
         "min_entities": 2,
         "answer": {"metrics": [{"name": "silhouette", "description": "s", "target": "> 0.2"}]},
     })
-    return CatalogTask(spec, Path("."), Path("reproduce.py"), task_hash="h1")
+    return CatalogTask(spec, Path("."), Path("reproduce.py"), definition_hash="d1", task_hash="h1")
 
 
 def test_draw_discards_unavailable_duplicate_and_overflow_scopes():
@@ -83,7 +83,8 @@ def test_a_tables_notes_go_with_it_into_the_public_readme(tmp_path):
                                                         "county_yield": ["loc_id", "yield_t_ha"]}},
         "scopes": [], "answer": {"metrics": [{"name": "silhouette", "description": "s", "target": "> 0.2"}]},
     })
-    tables = extract_tables(CatalogTask(spec, tmp_path, tmp_path / "reproduce.py", task_hash="h"), tmp_path)
+    task = CatalogTask(spec, tmp_path, tmp_path / "reproduce.py", definition_hash="d", task_hash="h")
+    tables = extract_tables(task, tmp_path)
     assert [(t.name, t.notes) for t in tables] == [("counties", (note,)), ("county_yield", ())]
     readme = data_readme("t", tables)
     assert f"| relief_mean_m | float64 | m |\n\nNote: {note}\n\n## county_yield.parquet" in readme

@@ -30,7 +30,6 @@ from stages.construction.staging import stage_query, stage_task
 from stages.evaluation.agents import AGENTS, QueryContext
 from stages.evaluation.program import AgentProgram
 from stages.evaluation.runner import run_query
-from stages.hashing import content_hash
 from stages.repository import read_manifest, read_table
 from stages.sandbox import bwrap_available
 from stages.scoring.query.outcomes import Execution
@@ -63,7 +62,7 @@ def tiny_benchmark(camels_tasks, tmp_path_factory) -> dict[str, tuple[Query, Pat
     for task_id, task in camels_tasks.items():
         scope = resolve_scope(spec, entities, KEY, date(2000, 1, 1), date(2003, 12, 31),
                               task.spec.min_entities, task.spec.min_years)
-        query = Query("q-" + content_hash([task.task_hash, scope.block()]), task_id, task.task_hash,
+        query = Query(task.query_id(scope.block()), task_id, task.task_hash,
                       scope.name, scope.kind, scope.citation, len(scope.entities), scope.start,
                       scope.end, render_prompt(task.spec, scope), scope.entities)
         stage_task(task, root / task_id)
