@@ -2,7 +2,7 @@
 
 A scope is a named slice of a domain (ST-Bench §2.2): which entities and which period a query
 covers. `stages.construction.scopes` resolves one against a repository and renders it into the
-prompt's scope block; `parse_scope_block` reads that block back (annotators, agents and the scorer
+prompt's scope block; `read_prompt_block` reads that block back (annotators, agents and the scorer
 do), so it sits here, below construction and scoring alike.
 """
 
@@ -19,10 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stages import yamlfile
 
-__all__ = ["CatalogError", "QueryBounds", "ScopeLibrary", "ScopeSpec", "Strict", "load_scopes", "parse_scope_block",
+__all__ = ["CatalogError", "QueryBounds", "ScopeLibrary", "ScopeSpec", "Strict", "load_scopes", "read_prompt_block",
            "read_yaml"]
 
-SCOPE_BLOCK = re.compile(r"## Scope\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
+BLOCK = r"## {name}\n.*?```json\n(?P<json>.*?)\n```"  # a heading, then the first ```json fence
 
 
 class Strict(BaseModel):
@@ -92,9 +92,14 @@ def load_scopes(domain_dir: Path) -> dict[str, ScopeSpec]:
     return {scope.name: scope for scope in library.bounded()}
 
 
-def parse_scope_block(prompt: str) -> dict:
-    """Read the JSON scope block back out of a rendered prompt (what agents and annotators do)."""
-    match = SCOPE_BLOCK.search(prompt)
+def read_prompt_block(prompt: str, name: str) -> dict:
+    """The JSON of a rendered prompt's `## <name>` block (`Scope`, `Answer format`, `Artifact`).
+
+    The harness's reader; programs in the sandbox read the same blocks with their own copy of
+    `BLOCK` (`scripts/prompt_blocks.py`, `annotator_common.read_block`), held to this one by
+    `tests/construction/test_prompt_blocks.py`.
+    """
+    match = re.search(BLOCK.format(name=re.escape(name)), prompt, re.DOTALL)
     if match is None:
-        raise ValueError("prompt has no '## Scope' block with a ```json fence")
+        raise ValueError(f"prompt has no '## {name}' block with a ```json fence")
     return json.loads(match.group("json"))

@@ -21,7 +21,7 @@ from stages.catalog.answer import (
     HypothesisSpec,
     MetricSpec,
 )
-from stages.catalog.load import ANNOTATOR_COMMON, ANNOTATOR_LIB, CatalogTask, load_catalog, load_task
+from stages.catalog.load import ANNOTATOR_COMMON, ANNOTATOR_LIB, HARNESS_METRICS, CatalogTask, load_catalog, load_task
 from stages.catalog.spec import (
     HYPOTHESIS_TYPES,
     PROFILE_DEFINITIONS,
@@ -40,7 +40,8 @@ from stages.catalog.spec import (
 from stages.catalog_scopes import CatalogError, load_scopes
 
 __all__ = [
-    "ANNOTATOR_COMMON", "ANNOTATOR_LIB", "DIRECTIONAL_TARGETS", "HYPOTHESIS_TYPES", "PROFILE_DEFINITIONS",
+    "ANNOTATOR_COMMON", "ANNOTATOR_LIB", "HARNESS_METRICS", "DIRECTIONAL_TARGETS", "HYPOTHESIS_TYPES",
+    "PROFILE_DEFINITIONS",
     "STBENCH_CATEGORIES", "TARGET_PATTERN", "AnswerSpec", "ArtifactDtype", "ArtifactSpec", "BootstrapSpec",
     "CatalogError", "CatalogTask", "Category", "CheckpointSpec", "DataSpec", "GradeSpec", "HypothesisSpec",
     "MetricSpec", "NativeSpec", "Source", "Tags", "TaskSpec", "TruthSpec", "load_catalog", "load_scopes",

@@ -2,8 +2,9 @@
 
 Helper modules the domain's annotator scripts share live in `catalog/<domain>/annotator_lib/`, and
 helpers every domain may use (reading the scope block, the bootstrap, writing answers and
-checkpoints) in `catalog/annotator_common/`; they are part of every task's hash and are mounted
-beside `reproduce.py` when it runs. Scope names are checked against the domain's `scopes.yaml`.
+checkpoints) in `catalog/annotator_common/`, and the harness's metrics (`HARNESS_METRICS`); they are
+part of every task's hash and are mounted beside `reproduce.py` when it runs. Scope names are
+checked against the domain's `scopes.yaml`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from stages.hashing import content_hash
 
 ANNOTATOR_LIB = "annotator_lib"  # catalog/<domain>/annotator_lib/*.py: mounted beside reproduce.py
 ANNOTATOR_COMMON = "annotator_common"  # catalog/annotator_common/*.py: mounted for every domain
+# The harness's metric definitions, mounted beside every annotator as `metrics` so a gold's reported
+# estimates use the formulas grading uses. A path, not an import: the catalog sits below scoring.
+HARNESS_METRICS = Path(__file__).resolve().parents[1] / "scoring" / "query" / "metrics.py"
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,7 @@ def load_task(folder: Path) -> CatalogTask:
     if not reproduce.is_file():
         raise CatalogError(f"{folder}: missing reproduce.py (the annotator reproduction script)")
     library = tuple(sorted([*(folder.parent / ANNOTATOR_LIB).glob("*.py"),
-                            *(folder.parent.parent / ANNOTATOR_COMMON).glob("*.py")]))
+                            *(folder.parent.parent / ANNOTATOR_COMMON).glob("*.py"), HARNESS_METRICS]))
     # The scope list is the task's query pool, not the task: adding a scope adds queries and keeps
     # every other query's id (and its label, journal records and scores) as it was.
     identity = {name: value for name, value in raw.items() if name != "scopes"} if isinstance(raw, dict) else raw

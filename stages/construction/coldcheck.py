@@ -17,7 +17,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from stages.catalog_scopes import parse_scope_block
+from stages.catalog_scopes import read_prompt_block
 from stages.construction import annotate
 from stages.construction.benchmark import read_spec, sample_queries
 from stages.hashing import write_json
@@ -43,7 +43,7 @@ def check(benchmark: Path, per_task: int, concurrency: int) -> dict:
         built = json.loads((folder / "private" / "queries.json").read_text())[query.query_id]
         expected = json.dumps({name: built[name] for name in FIELDS}, sort_keys=True, indent=2)
         label, discard = annotate.label_query(read_spec(benchmark, query.task_id), query, folder, limits, hidden,
-                                              parse_scope_block(query.prompt)["entity_key"], None)
+                                              read_prompt_block(query.prompt, "Scope")["entity_key"], None)
         found = record_of(label) if label is not None else f"discarded: {discard.reason}"
         return query.query_id, None if found == expected else found, query.task_id
 

@@ -7,15 +7,11 @@ valid ranges, or the hypothesis format). It never holds targets, gold values or 
 from __future__ import annotations
 
 import json
-import re
 from string import Template
 
 from stages.catalog import AnswerSpec, TaskSpec
 from stages.construction.scopes import ResolvedScope, render_scope_block
 from stages.scoring.query.truth import held_out, rows_rule, test_start
-
-ANSWER_BLOCK = re.compile(r"## Answer format\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
-ARTIFACT_BLOCK = re.compile(r"## Artifact\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
 
 
 class PromptError(ValueError):
@@ -116,10 +112,3 @@ def render_prompt(task: TaskSpec, scope: ResolvedScope, query_id: str = "") -> s
         + (f"\n{render_artifact_block(task, scope, query_id)}" if task.artifact is not None else "")
     )
 
-
-def parse_answer_block(prompt: str) -> dict:
-    """Read the answer-format JSON back out of a rendered prompt."""
-    match = ANSWER_BLOCK.search(prompt)
-    if match is None:
-        raise ValueError("prompt has no '## Answer format' block with a ```json fence")
-    return json.loads(match.group("json"))

@@ -133,7 +133,7 @@ def resolve_scope(
 def render_scope_block(scope: ResolvedScope) -> str:
     """Render the prompt's scope block: the description, then the JSON an agent can parse.
 
-    `stages.catalog_scopes.parse_scope_block` reads it back (its `SCOPE_BLOCK` matches this layout).
+    `stages.catalog_scopes.read_prompt_block` reads it back (its `BLOCK` matches this layout).
     """
     period = "" if scope.timeless else f", {scope.start.isoformat()} to {scope.end.isoformat()}"
     return (

@@ -16,7 +16,6 @@ on the scorer side, against the truth.
 
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -24,9 +23,9 @@ from pathlib import Path
 import pandas as pd
 
 from stages.catalog import CatalogTask
+from stages.catalog_scopes import read_prompt_block
 from stages.construction.drawing import Discard, Query, data_readme
 from stages.construction.native import stage_native
-from stages.construction.prompts import ARTIFACT_BLOCK
 from stages.hashing import write_json
 from stages.layout import REPOSITORIES
 from stages.repository import write_parquet, write_tables
@@ -106,7 +105,7 @@ def stage_query(task: CatalogTask, tables: list[Table], key: str, query: Query, 
         if spec.truth.kind in ("holdout", "hidden_gaps", "held_out_entities"):
             note = (f"`{spec.truth.column}` is null where it is withheld for evaluation (see the "
                     "prompt's artifact block) and where it was never observed.")
-        artifact_block = json.loads(ARTIFACT_BLOCK.search(query.prompt).group("json"))
+        artifact_block = read_prompt_block(query.prompt, "Artifact")
         scope = {"entity_key": key, "entities": list(query.entities),
                  "start": query.start.isoformat(), "end": query.end.isoformat()}
         references = grade_references(spec, withheld.tables, scope, artifact_block,

@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from stages.catalog import load_catalog
-from stages.catalog_scopes import parse_scope_block
+from stages.catalog_scopes import read_prompt_block
 from stages.construction import annotate, drawing, staging
 from stages.evaluation.agents import AGENTS
 from stages.evaluation.harness import run_attempt
@@ -99,7 +99,7 @@ def run_agent(name: str, task, query, folder: Path, label, limits, hidden) -> st
         execution = recompute(task.spec, execution, data, problem,
                               pd.read_parquet(private / "truth.parquet"),
                               pd.read_parquet(private / "required.parquet"),
-                              parse_scope_block(query.prompt)["entity_key"]).execution
+                              read_prompt_block(query.prompt, "Scope")["entity_key"]).execution
     grading = annotate.query_grading(folder, query.query_id, annotate.Label(gold))
     score = score_query(task.spec.answer, execution, gold, grading)
     values = json.loads(execution.answer_text or "{}").get("metrics", {}) if execution.answer_text else {}

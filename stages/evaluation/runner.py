@@ -58,7 +58,8 @@ def run_query(
     collect_bytes = MAX_ARTIFACT_BYTES if collect else MAX_ANSWER_BYTES
     if program.warm is not None and not unsafe_no_sandbox:
         script, args = warm_script(program)
-        result = run_warm(PoolSpec(limits, tuple(hidden), program.warm), prompt, public_dir, program.agent_dir,
+        spec = PoolSpec(limits, tuple(hidden), program.warm, tuple(sorted(program.ro_binds.items())))
+        result = run_warm(spec, prompt, public_dir, program.agent_dir,
                           script, (ANSWER_FILE, *collect), collect_bytes, args, program.env or None)
         return attempt_of(result, collect)
     workspace = make_workspace(prompt, public_dir)

@@ -90,7 +90,7 @@ def mount_args(
     args += ["--perms", "1777", "--size", str(sizes.work_bytes), "--tmpfs", f"{WORKSPACE}/work"]
     if agent_dir is not None:
         args += ["--ro-bind", os.path.abspath(agent_dir), AGENT_MOUNT]
-    args += _extra_binds(extra_ro_binds or {}, runtime_paths)
+    args += extra_binds(extra_ro_binds or {}, runtime_paths)
     return [*args, "--remount-ro", "/"]
 
 
@@ -132,10 +132,10 @@ def base_mounts(runtime_paths: list[Path], hidden: list[Path], sizes: Sizes,
     args += _masks(hidden, visible)
     return args
 
-def _extra_binds(binds: Mapping[Path, str], runtime_paths: list[Path]) -> list[str]:
+def extra_binds(binds: Mapping[Path, str], runtime_paths: list[Path]) -> list[str]:
     """`--ro-bind` for each extra host directory, each at a top-level name nothing else uses."""
     taken = {Path(p).name for p in (*SYSTEM_DIRS, *SYSTEM_ENTRIES)} | {"etc", "proc", "dev", "tmp"}
-    taken |= {Path(WORKSPACE).name, Path(AGENT_MOUNT).name}
+    taken |= {Path(WORKSPACE).name, Path(AGENT_MOUNT).name, "warm", "pool", "scratch"}  # the last: warm pools
     taken |= {part for p in runtime_paths for part in (Path(os.path.abspath(p)).parts[1:2]
                                                         + p.resolve().parts[1:2])}
     args: list[str] = []

@@ -70,11 +70,15 @@ _STARTER = ThreadPoolExecutor(1, thread_name_prefix="warm-pool-starter")
 
 @dataclass(frozen=True)
 class PoolSpec:
-    """What makes pools interchangeable: the runs' limits, the hidden paths, the modules preloaded."""
+    """What makes pools interchangeable: limits, hidden paths, preloaded modules and extra binds.
+
+    `binds` are a cold run's `extra_ro_binds` (host folder, top-level path inside), in order.
+    """
 
     limits: Limits
     hidden: tuple[Path, ...]
     preload: tuple[str, ...]
+    binds: tuple[tuple[Path, str], ...] = ()
 
 
 class PoolDied(RuntimeError):
@@ -122,6 +126,7 @@ class WarmPool:
         bwrap = ["bwrap", *filesystem.base_mounts(runtime, list(self.spec.hidden), sizes, fds),
                  "--perms", "0755", "--dir", "/warm", "--perms", "0644", "--ro-bind-data", str(zygote_fd),
                  "/warm/zygote.py", "--ro-bind", str(self.exchange), "/pool", "--symlink", "/pool/agent", "/agent",
+                 *filesystem.extra_binds(dict(self.spec.binds), runtime),
                  "--perms", "1777", "--size", str(limits.work_bytes), "--tmpfs", filesystem.WORKSPACE,
                  "--perms", "1777", "--size", str(limits.output_bytes), "--tmpfs", "/scratch",
                  "--remount-ro", "/", *command.namespace_args(identity, seccomp_fd, info_w),

@@ -13,7 +13,7 @@ from datetime import date
 import numpy as np
 import pandas as pd
 import pytest
-from scibench_testing.annotators import ANNOTATOR_COMMON, ANNOTATOR_LIB, CATALOG, KEY
+from scibench_testing.annotators import ANNOTATOR_PATH, CATALOG, KEY
 from sklearn.metrics import silhouette_score
 
 from stages.catalog import load_catalog, load_scopes
@@ -22,7 +22,7 @@ from stages.construction.scopes import ResolvedScope
 from stages.evaluation.agents.scripts.reference_models import MODELS
 from stages.scoring.query.metrics import METRICS
 
-sys.path[:0] = [str(ANNOTATOR_LIB), str(ANNOTATOR_COMMON)]
+sys.path[:0] = list(map(str, ANNOTATOR_PATH))
 import camels_annotator as annotator  # noqa: E402
 import camels_models as models  # noqa: E402
 

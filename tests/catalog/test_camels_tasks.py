@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scibench_testing.annotators import (
-    ANNOTATOR_LIB,
+    ANNOTATOR_PATH,
     CATALOG,
     KEY,
     artifact_block,
@@ -349,7 +349,8 @@ def test_reproduce_runs_twice_identically_and_the_harness_grades_it(task_id, tas
 
 def load_reproduce_module(task: CatalogTask, monkeypatch: pytest.MonkeyPatch):
     """Import a task's reproduce.py as a module (annotator_lib on the path, one thread)."""
-    monkeypatch.syspath_prepend(str(ANNOTATOR_LIB))
+    for folder in ANNOTATOR_PATH:
+        monkeypatch.syspath_prepend(str(folder))
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     spec = importlib.util.spec_from_file_location(f"reproduce_{task.spec.id.replace('-', '_')}",
                                                   task.reproduce)

@@ -6,18 +6,22 @@ ST-Bench's reference: 100 tasks (25 CAMELS, 24 CropBench, 40 MethaneWet, plus a 
 
 from __future__ import annotations
 
+import ast
+import inspect
 import re
 import shutil
 from collections import Counter
 from datetime import date
+from pathlib import Path
 
 import pytest
 import yaml
 from scibench_testing.annotators import CATALOG
 
-from stages.catalog import STBENCH_CATEGORIES, load_catalog, load_scopes, load_task
+from stages.catalog import HARNESS_METRICS, STBENCH_CATEGORIES, load_catalog, load_scopes, load_task
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope
+from stages.scoring.query import metrics
 
 DOMAINS = ["camels", "control", "cropbench", "methanewet"]
 # Columns derived from a task's target: staging one would hand the agent (part of) the answer.
@@ -99,6 +103,17 @@ def test_each_domain_shares_one_annotator_library_and_scripts_stay_thin(catalog)
         assert all(len(p.read_text().splitlines()) <= 300 for p in library), domain
     long = {t.spec.id: n for t in catalog if (n := len(t.reproduce.read_text().splitlines())) > 120}
     assert long == {}
+
+
+def test_annotators_use_the_harness_metrics_and_define_none_of_their_own(catalog):
+    """A gold's reported estimate is computed by the formula grading uses, mounted as `metrics`."""
+    graded = {name for name, _ in inspect.getmembers(metrics, inspect.isfunction) if not name.startswith("_")}
+    own = {f"{path.relative_to(CATALOG)}:{node.name}" for path in CATALOG.rglob("*.py")
+           for node in ast.walk(ast.parse(path.read_text()))
+           if isinstance(node, ast.FunctionDef) and node.name in graded}
+    assert own == set()
+    assert all(HARNESS_METRICS in task.annotator_lib for task in catalog)
+    assert HARNESS_METRICS == Path(metrics.__file__).resolve()
 
 
 def _rendered(task) -> str:

@@ -91,12 +91,8 @@ def test_family_scopes_fit_the_tasks_that_use_them(tasks):
 
 # --- known answers of the library -----------------------------------------------------------------
 
-def test_metrics_and_statistics_match_their_definitions(lib):
+def test_statistics_match_their_definitions(lib):
     annotator, _ = lib
-    obs, sim = np.array([1.0, 2.0, 3.0, 4.0]), np.array([2.0, 2.0, 3.0, 5.0])
-    assert annotator.rmse(obs, sim) == pytest.approx(np.sqrt(0.5))
-    assert annotator.nse(obs, sim) == pytest.approx(1 - 2.0 / 5.0)
-    assert annotator.nse(obs, obs) == 1.0 and annotator.nse(obs, np.full(4, 2.5)) == 0.0
     assert annotator.lag1(np.array([1.0, 2.0, 3.0, 4.0])) == pytest.approx(1.0)
     assert annotator.lag1(np.full(5, 3.0)) == 0.0
     scaled = annotator.zscore(pd.DataFrame({"a": [1.0, 3.0], "b": [5.0, 5.0]}))

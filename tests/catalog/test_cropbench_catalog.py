@@ -90,17 +90,6 @@ def test_annual_truths_use_the_harvest_year(tasks):
 
 # --- known answers of the library -----------------------------------------------------------------
 
-def test_metrics_match_their_definitions(lib):
-    annotator, _ = lib
-    obs, sim = np.array([1.0, 2.0, 3.0, 4.0]), np.array([2.0, 2.0, 3.0, 5.0])
-    assert annotator.rmse(obs, sim) == pytest.approx(np.sqrt(0.5))
-    assert annotator.mae(obs, sim) == pytest.approx(0.5)
-    assert annotator.nse(obs, sim) == pytest.approx(1 - 2.0 / 5.0)
-    assert annotator.nse(obs, obs) == 1.0 and annotator.nse(obs, np.full(4, 2.5)) == 0.0
-    assert annotator.kge(obs, obs) == pytest.approx(1.0)
-    assert annotator.kge(obs, np.full(4, obs.mean())) == pytest.approx(1 - np.sqrt(2))
-
-
 def test_season_features_count_degree_days_inside_the_calendar_window(lib):
     annotator, _ = lib
     dates = pd.date_range("2010-01-01", "2010-12-31")

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from datetime import date
 
@@ -18,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scibench_testing.annotators import CATALOG
+from scibench_testing.catalog_domains import import_library
 from sklearn.metrics import silhouette_score
 
 from stages.catalog import CatalogTask, load_scopes, load_task
@@ -49,13 +49,7 @@ def daily_tasks() -> dict[str, CatalogTask]:
 @pytest.fixture(scope="module")
 def lib():
     """The annotator library modules, imported as the annotator imports them (flat, by name)."""
-    sys.path.insert(0, str(LIBRARY))
-    try:
-        import methanewet_annotator
-        import methanewet_models
-        yield methanewet_annotator, methanewet_models
-    finally:
-        sys.path.remove(str(LIBRARY))
+    yield from import_library(LIBRARY, "methanewet_annotator", "methanewet_models")
 
 
 def scope_of(task: CatalogTask) -> ResolvedScope:

@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from datetime import date
 
@@ -20,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scibench_testing.annotators import CATALOG
+from scibench_testing.catalog_domains import import_library
 
 from stages.catalog import CatalogTask, load_scopes, load_task
 from stages.construction.prompts import render_prompt
@@ -47,23 +47,15 @@ def tasks() -> dict[str, CatalogTask]:
 @pytest.fixture(scope="module")
 def hh_rows():
     """The half-hourly rows and features module, imported as the annotator imports it (flat, by name)."""
-    sys.path.insert(0, str(LIBRARY))
-    try:
-        import methanewet_halfhourly
-        yield methanewet_halfhourly
-    finally:
-        sys.path.remove(str(LIBRARY))
+    for (rows,) in import_library(LIBRARY, "methanewet_halfhourly"):
+        yield rows
 
 
 @pytest.fixture(scope="module")
 def hh(hh_rows):
     """The half-hourly models module (it imports the rows module, already on the path)."""
-    sys.path.insert(0, str(LIBRARY))
-    try:
-        import methanewet_halfhourly_models
-        yield methanewet_halfhourly_models
-    finally:
-        sys.path.remove(str(LIBRARY))
+    for (models,) in import_library(LIBRARY, "methanewet_halfhourly_models"):
+        yield models
 
 
 def site_frame(site: str, days: int, start: str = "2017-06-01", **columns) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from scibench_testing.files import folder_bytes
 from scibench_testing.limits import limits_with
 
 from stages.catalog import NativeSpec, load_catalog
-from stages.catalog_scopes import parse_scope_block
+from stages.catalog_scopes import read_prompt_block
 from stages.construction import annotate
 from stages.construction.drawing import Query, extract_tables
 from stages.construction.native import NativeStagingError, stage_native
@@ -65,7 +65,7 @@ def test_a_structure_column_that_is_not_there_is_named(repository: Path, tmp_pat
 def test_a_timeless_scope_block_names_no_period():
     block = render_scope_block(scope_of(("a", "b")))
     assert "1970" not in block and "(2 molecule_id values)" in block
-    assert parse_scope_block(block) == {"entity_key": "molecule_id", "entities": ["a", "b"]}
+    assert read_prompt_block(block, "Scope") == {"entity_key": "molecule_id", "entities": ["a", "b"]}
 
 
 def test_the_annotator_joins_through_inchikeys_and_writes_its_checkpoints(repository: Path, tmp_path: Path):

@@ -3,8 +3,8 @@ from datetime import date
 import pytest
 
 from stages.catalog import TaskSpec
-from stages.catalog_scopes import parse_scope_block
-from stages.construction.prompts import PromptError, parse_answer_block, render_prompt
+from stages.catalog_scopes import read_prompt_block
+from stages.construction.prompts import PromptError, render_prompt
 from stages.construction.scopes import ResolvedScope
 
 SCOPE = ResolvedScope("huc01", "geographic", "Basins in New England", "Seaber 1987", "gauge_id",
@@ -24,8 +24,8 @@ def spec(prompt: str) -> TaskSpec:
 def test_prompt_fills_placeholders_and_carries_both_blocks():
     prompt = render_prompt(spec("Model $n_entities basins ($scope_description), $start-$end."), SCOPE)
     assert "Model 2 basins (Basins in New England), 2000-01-01-2004-12-31." in prompt
-    assert parse_scope_block(prompt)["entities"] == ["01000001", "01000002"]
-    assert parse_answer_block(prompt)["metrics"][0]["name"] == "nse"
+    assert read_prompt_block(prompt, "Scope")["entities"] == ["01000001", "01000002"]
+    assert read_prompt_block(prompt, "Answer format")["metrics"][0]["name"] == "nse"
 
 
 def test_prompt_never_shows_targets_or_citations():

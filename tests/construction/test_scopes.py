@@ -3,7 +3,7 @@ from datetime import date
 import pandas as pd
 import pytest
 
-from stages.catalog_scopes import ScopeSpec, parse_scope_block
+from stages.catalog_scopes import ScopeSpec, read_prompt_block
 from stages.construction.scopes import (
     ResolvedScope,
     ScopeUnavailable,
@@ -68,7 +68,7 @@ def test_sample_larger_than_pool_is_unavailable():
 def test_block_round_trips_through_the_prompt():
     resolved = resolve_scope(scope(entities={"huc_02": ["01"]}), ENTITIES, "gauge_id", *SPAN, 1, 1)
     prompt = "# task\n\nDo it.\n\n" + render_scope_block(resolved)
-    assert parse_scope_block(prompt) == {
+    assert read_prompt_block(prompt, "Scope") == {
         "entity_key": "gauge_id", "entities": ["01000001", "01000002"],
         "start": "2000-01-01", "end": "2009-12-31",
     }
@@ -146,7 +146,7 @@ def test_block_is_rendered_with_sorted_keys():
 
 def test_prompt_without_a_scope_block_is_refused():
     with pytest.raises(ValueError) as raised:
-        parse_scope_block("# task\n\n## Scope\n\nNo fence here.\n")
+        read_prompt_block("# task\n\n## Scope\n\nNo fence here.\n", "Scope")
     assert str(raised.value) == "prompt has no '## Scope' block with a ```json fence"
 
 

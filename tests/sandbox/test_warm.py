@@ -53,7 +53,7 @@ def cold_run(spec: warm.PoolSpec, public: Path, agent: Path):
     workspace = make_workspace("the prompt", public)
     try:
         return run_sandboxed(workspace, [sys.executable, "/agent/main.py"], limits=LIMITS, agent_dir=agent,
-                             hidden=spec.hidden)
+                             hidden=spec.hidden, extra_ro_binds=dict(spec.binds))
     finally:
         remove_workspace(workspace)
 
@@ -186,6 +186,27 @@ def test_warm_and_cold_runs_hand_in_the_same_bytes(spec, tmp_path: Path):
     cold = cold_run(spec, public, agent)
     assert cold.exit_code == warm_result.exit_code == 0
     assert warm_result.files["answer.json"].data == cold.files["answer.json"].data
+
+
+def test_a_pool_binds_the_extra_folders_a_cold_run_binds_and_preloads_from_them(spec, tmp_path: Path):
+    library = tmp_path / "library"
+    library.mkdir()
+    (library / "shared_measure.py").write_text("def twice(x):\n    return 2 * x\n")
+    script = ("import json, os, pathlib, sys\nsys.path.append('/library')\nimport shared_measure\n"
+              "pathlib.Path('work/answer.json').write_text(json.dumps({'x': shared_measure.twice(21), "
+              "'writable': os.access('/library', os.W_OK), 'files': os.listdir('/library')}))\n")
+    public, agent = query(tmp_path, "q", script)
+    bound = replace(spec, binds=((library, "/library"),))
+    with pools.lease(bound) as pool:
+        warm_result = run(pool, public, agent)
+    cold = cold_run(bound, public, agent)
+    assert warm_result.exit_code == cold.exit_code == 0, warm_result.stderr
+    assert json.loads(warm_result.files["answer.json"].data) == {"x": 42, "writable": False,
+                                                               "files": ["shared_measure.py"]}
+    assert warm_result.files["answer.json"].data == cold.files["answer.json"].data
+    with pytest.raises(ValueError, match="extra bind '/pool': not a new top-level name"):
+        with pools.lease(replace(spec, binds=((library, "/pool"),))):
+            pass
 
 
 def test_warnings_and_tracebacks_name_the_paths_of_a_cold_run(spec, tmp_path: Path):

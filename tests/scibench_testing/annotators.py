@@ -15,14 +15,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from stages.catalog import CatalogTask
-from stages.construction.prompts import ARTIFACT_BLOCK
+from stages.catalog import HARNESS_METRICS, CatalogTask
+from stages.catalog_scopes import read_prompt_block
 from stages.scoring.query.outcomes import Execution
 from stages.scoring.query.recompute import Recomputed, recompute
 
 CATALOG = Path(__file__).resolve().parents[2] / "catalog"
 ANNOTATOR_LIB = CATALOG / "camels" / "annotator_lib"
 ANNOTATOR_COMMON = CATALOG / "annotator_common"  # mounted beside every domain's library
+# What the camels annotators import, flat by name, as mounted beside reproduce.py in the sandbox.
+ANNOTATOR_PATH = (ANNOTATOR_LIB, ANNOTATOR_COMMON, HARNESS_METRICS.parent)
 KEY = "gauge_id"
 THREADS = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
@@ -50,7 +52,7 @@ def run_reproduce(task: CatalogTask, workspace: Path) -> Run:
     result = subprocess.run(
         [sys.executable, str(task.reproduce)],
         cwd=workspace,
-        env={**os.environ, **THREADS, "PYTHONPATH": os.pathsep.join(map(str, (ANNOTATOR_LIB, ANNOTATOR_COMMON)))},
+        env={**os.environ, **THREADS, "PYTHONPATH": os.pathsep.join(map(str, ANNOTATOR_PATH))},
         capture_output=True,
         text=True,
         timeout=300,
@@ -73,7 +75,7 @@ def grade(task: CatalogTask, run: Run, truth: pd.DataFrame, required: pd.DataFra
 
 
 def artifact_block(prompt: str) -> dict:
-    return json.loads(ARTIFACT_BLOCK.search(prompt).group("json"))
+    return read_prompt_block(prompt, "Artifact")
 
 
 def read_series(folder: Path) -> pd.DataFrame:

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
-from stages.catalog import CatalogTask, load_scopes, load_task
+from stages.catalog import HARNESS_METRICS, CatalogTask, load_scopes, load_task
 
 
 def load_domain_tasks(domain: Path) -> dict[str, CatalogTask]:
@@ -26,10 +26,10 @@ def load_domain_tasks(domain: Path) -> dict[str, CatalogTask]:
 def import_library(library: Path, *names: str) -> Iterator[tuple[ModuleType, ...]]:
     """Yield the annotator library modules `names`, imported as the annotator imports them (flat, by name).
 
-    A generator for a module-scoped fixture: the library folder and `catalog/annotator_common` (mounted
-    beside every library) are on sys.path only while it runs.
+    A generator for a module-scoped fixture: the library folder, `catalog/annotator_common` and the
+    harness's metrics (mounted beside every library) are on sys.path only while it runs.
     """
-    folders = [str(library), str(library.parents[1] / "annotator_common")]
+    folders = [str(library), str(library.parents[1] / "annotator_common"), str(HARNESS_METRICS.parent)]
     sys.path[:0] = folders
     try:
         yield tuple(importlib.import_module(name) for name in names)

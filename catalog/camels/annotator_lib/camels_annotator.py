@@ -13,14 +13,6 @@ import pandas as pd
 from annotator_common import read_artifact_spec, read_scope, write_answer, write_artifact
 
 
-def kge(obs: np.ndarray, sim: np.ndarray) -> float:
-    """Kling-Gupta efficiency: 1 - sqrt((r - 1)^2 + (alpha - 1)^2 + (beta - 1)^2)."""
-    r = np.corrcoef(obs, sim)[0, 1] if sim.std() > 0 else 0.0
-    alpha = sim.std() / obs.std()
-    beta = sim.mean() / obs.mean()
-    return float(1.0 - np.sqrt((r - 1) ** 2 + (alpha - 1) ** 2 + (beta - 1) ** 2))
-
-
 def read_timeseries(data_dir: Path, scope: dict, columns: list[str]) -> pd.DataFrame:
     """Rows of the scope's basins and dates only, sorted by basin and date."""
     key = scope["entity_key"]
@@ -34,11 +26,6 @@ def read_timeseries(data_dir: Path, scope: dict, columns: list[str]) -> pd.DataF
     start, end = pd.Timestamp(scope["start"]), pd.Timestamp(scope["end"])
     frame = frame[frame["date"].between(start, end) & frame[key].isin(scope["entities"])]
     return frame.sort_values([key, "date"], kind="stable").reset_index(drop=True)
-
-
-def nse(obs: np.ndarray, sim: np.ndarray) -> float:
-    """Nash-Sutcliffe efficiency: 1 - sum((sim - obs)^2) / sum((obs - mean(obs))^2)."""
-    return float(1.0 - np.sum((sim - obs) ** 2) / np.sum((obs - obs.mean()) ** 2))
 
 
 def split_basin_training(train: np.ndarray, share: float = 0.2) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from annotator_common import read_artifact_spec, read_scope, write_artifact
-from camels_annotator import FORCING, basin_features, kge, nse, read_timeseries
+from camels_annotator import FORCING, basin_features, read_timeseries
+from metrics import kge, nse
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 # Static attributes a pooled model may read where a task stages them (climate, topography, land).

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 from annotator_common import write_answer
-from camels_annotator import FORCING, nse
+from camels_annotator import FORCING
 from camels_models import featurize, local, read_query, validation_split
+from metrics import nse
 
 WEIGHT_POWER = 1.0
 

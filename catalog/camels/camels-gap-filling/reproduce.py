@@ -32,8 +32,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from annotator_common import read_artifact_spec, read_scope, write_answer, write_artifact
-from camels_annotator import basin_features, nse, read_timeseries
+from camels_annotator import basin_features, read_timeseries
 from camels_gaps import COLUMNS, features, pseudo_gaps, simulate
+from metrics import nse
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 

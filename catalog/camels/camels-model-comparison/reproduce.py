@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from annotator_common import read_artifact_spec, read_scope, write_answer, write_artifact
-from camels_annotator import nse, read_timeseries, split_basin_training
+from camels_annotator import read_timeseries, split_basin_training
+from metrics import nse
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.linear_model import LinearRegression
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from annotator_common import write_answer
-from camels_annotator import FORCING, nse
+from camels_annotator import FORCING
 from camels_models import featurize, local, read_query, validation_split
+from metrics import nse
 
 MONTHLY_INPUTS = ["runoff_150_ewm_60", "runoff_400_ewm_60", "liquid_ewm_30", "liquid_ewm_120", "pet_ewm_30"]
 BLEND = 0.5

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from annotator_common import write_answer
-from camels_annotator import FORCING, nse
+from camels_annotator import FORCING
 from camels_models import (
     ATTRIBUTES,
     boosted,
@@ -31,6 +31,7 @@ from camels_models import (
     read_entities,
     read_query,
 )
+from metrics import nse
 
 MONTHLY = ["prcp_mm_d", "pet", "liquid", "melt", "snowpack", "runoff_150_ewm_60", "runoff_400_ewm_60",
            "soil_150", "liquid_ewm_120"]

@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from annotator_common import read_artifact_spec, read_scope, write_answer, write_artifact
-from camels_annotator import FORCING, basin_features, kge, nse, read_timeseries, split_basin_training
+from camels_annotator import FORCING, basin_features, read_timeseries, split_basin_training
+from metrics import kge, nse
 from sklearn.ensemble import HistGradientBoostingRegressor
 
 VALIDATION_SHARE = 0.2

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from annotator_common import read_artifact_spec, read_scope, write_answer, write_artifact
+from metrics import adjusted_rand, silhouette  # the harness's own (stages/scoring/query/metrics.py)
 
 DRIVERS = ["x1", "x2", "x3", "x4", "x5"]
 LAGGED = [*DRIVERS, *(f"{x}_lag1" for x in DRIVERS)]  # the day's covariates and the day before's
@@ -123,22 +124,6 @@ def kmeans(x: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
     return best
 
 
-def silhouette(x: np.ndarray, labels: np.ndarray) -> float:
-    """Mean silhouette coefficient (Euclidean); 0 for singletons."""
-    distance = np.sqrt(((x[:, None, :] - x[None]) ** 2).sum(axis=2))
-    clusters = np.unique(labels)
-    mean_to = np.column_stack([distance[:, labels == c].sum(axis=1) for c in clusters])
-    sizes = np.asarray([np.sum(labels == c) for c in clusters])
-    own = np.searchsorted(clusters, labels)
-    rows = np.arange(len(x))
-    a = mean_to[rows, own] / np.maximum(sizes[own] - 1, 1)
-    others = mean_to / sizes
-    others[rows, own] = np.inf
-    b = others.min(axis=1)
-    scale = np.maximum(a, b)
-    return float(np.where((sizes[own] > 1) & (scale > 0), (b - a) / np.where(scale > 0, scale, 1.0), 0.0).mean())
-
-
 def best_partition(features: pd.DataFrame, counts: range = CLUSTER_COUNTS) -> tuple[np.ndarray, float]:
     """k-means labels with the k of highest mean silhouette, and that silhouette.
 
@@ -158,18 +143,6 @@ def best_partition(features: pd.DataFrame, counts: range = CLUSTER_COUNTS) -> tu
     return best_labels, best_score
 
 
-def adjusted_rand(a: np.ndarray, b: np.ndarray) -> float:
-    """Adjusted Rand index of two labelings (0 when both are trivial)."""
-    pairs = lambda counts: float(np.sum(counts * (counts - 1) / 2))  # noqa: E731
-    _, joint = np.unique(np.column_stack([a, b]), axis=0, return_counts=True)
-    index, first, second = pairs(joint), pairs(np.unique(a, return_counts=True)[1]), pairs(
-        np.unique(b, return_counts=True)[1])
-    total = len(a) * (len(a) - 1) / 2
-    expected = first * second / total
-    top = (first + second) / 2
-    return 0.0 if top == expected else (index - expected) / (top - expected)
-
-
 def ols(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Least-squares coefficients of y on [1, x] (intercept first)."""
     design = np.column_stack([np.ones(len(x)), x])
@@ -179,19 +152,6 @@ def ols(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def ols_predict(coefficients: np.ndarray, x: np.ndarray) -> np.ndarray:
     """[1, x] @ coefficients."""
     return np.column_stack([np.ones(len(x)), x]) @ coefficients
-
-
-def rmse(obs: np.ndarray, sim: np.ndarray) -> float:
-    """Root mean square error over the pairs where both are finite."""
-    keep = np.isfinite(obs) & np.isfinite(sim)
-    return float(np.sqrt(np.mean((sim[keep] - obs[keep]) ** 2)))
-
-
-def nse(obs: np.ndarray, sim: np.ndarray) -> float:
-    """Nash-Sutcliffe efficiency 1 - sum((sim - obs)^2) / sum((obs - mean(obs))^2)."""
-    keep = np.isfinite(obs) & np.isfinite(sim)
-    obs, sim = obs[keep], sim[keep]
-    return float(1.0 - np.sum((sim - obs) ** 2) / np.sum((obs - obs.mean()) ** 2))
 
 
 def driver_fit(group: pd.DataFrame, target: str = "y") -> tuple[np.ndarray, float, float]:

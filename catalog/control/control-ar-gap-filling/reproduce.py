@@ -14,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from annotator_common import write_answer, write_artifact
-from control_annotator import read_query, rmse
+from control_annotator import read_query
 from control_series import fill_gaps, fit_series
+from metrics import rmse
 
 RUN_DAYS = (3, 20)
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from annotator_common import write_answer, write_artifact
-from control_annotator import LAGGED, nse, ols, ols_predict, read_query, rmse, with_lags
+from control_annotator import LAGGED, ols, ols_predict, read_query, with_lags
+from metrics import nse, rmse
 
 
 def predict(train: pd.DataFrame, test: pd.DataFrame) -> np.ndarray:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pandas as pd
 from annotator_common import write_answer, write_artifact
-from control_annotator import ATTRIBUTES, adjusted_rand, best_partition, profiles, read_query, zscore
+from control_annotator import ATTRIBUTES, best_partition, profiles, read_query, zscore
+from metrics import adjusted_rand
 
 
 def partition(series: pd.DataFrame, entities: pd.DataFrame, key: str):

@@ -14,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from annotator_common import write_answer, write_artifact
-from control_annotator import ATTRIBUTES, best_partition, read_query, rmse, zscore
+from control_annotator import ATTRIBUTES, best_partition, read_query, zscore
 from control_series import harmonic_fit, harmonic_predict
+from metrics import rmse
 
 
 def estimate(sample: pd.DataFrame, strata: pd.Series, entity: str, dates: pd.Series, key: str) -> np.ndarray:

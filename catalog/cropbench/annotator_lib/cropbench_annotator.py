@@ -117,36 +117,6 @@ def owed_rows(panel: pd.DataFrame, target: str) -> np.ndarray:
     return panel[target].isna().to_numpy()
 
 
-# --- metrics (the harness's definitions; used for the reported estimates) ---
-
-def rmse(obs: np.ndarray, sim: np.ndarray) -> float:
-    """Root mean square error."""
-    return float(np.sqrt(np.mean((np.asarray(sim) - np.asarray(obs)) ** 2)))
-
-
-def mae(obs: np.ndarray, sim: np.ndarray) -> float:
-    """Mean absolute error."""
-    return float(np.mean(np.abs(np.asarray(sim) - np.asarray(obs))))
-
-
-def nse(obs: np.ndarray, sim: np.ndarray) -> float:
-    """Nash-Sutcliffe efficiency: 1 - sum((sim - obs)^2) / sum((obs - mean(obs))^2)."""
-    obs, sim = np.asarray(obs, float), np.asarray(sim, float)
-    return float(1.0 - np.sum((sim - obs) ** 2) / np.sum((obs - obs.mean()) ** 2))
-
-
-def r2(obs: np.ndarray, sim: np.ndarray) -> float:
-    """Squared Pearson correlation."""
-    return float(np.corrcoef(obs, sim)[0, 1] ** 2)
-
-
-def kge(obs: np.ndarray, sim: np.ndarray) -> float:
-    """Kling-Gupta efficiency: 1 - sqrt((r - 1)^2 + (alpha - 1)^2 + (beta - 1)^2)."""
-    obs, sim = np.asarray(obs, float), np.asarray(sim, float)
-    r = np.corrcoef(obs, sim)[0, 1] if sim.std() > 0 else 0.0
-    return float(1 - np.sqrt((r - 1) ** 2 + (sim.std() / obs.std() - 1) ** 2 + (sim.mean() / obs.mean() - 1) ** 2))
-
-
 def per_entity(frame: pd.DataFrame, obs: str, sim: str, metric, how: str = "median") -> float:
     """A metric per county (counties with at least 3 rows and varying obs), then median or mean."""
     scores = [metric(g[obs].to_numpy(), g[sim].to_numpy()) for _, g in frame.groupby(KEY)

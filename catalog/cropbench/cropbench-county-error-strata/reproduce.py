@@ -13,8 +13,9 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-from cropbench_annotator import KEY, mae, read_query, rmse
+from cropbench_annotator import KEY, read_query
 from cropbench_runs import panel_years_run, per_county
+from metrics import mae, rmse
 
 TARGET = "yield_t_ha"
 DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "et0_mm_d", "vpd_hpa", "cwb_mm_d"]

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cropbench_annotator import KEY, YEAR, r2, read_query, read_table, rmse, simulated_water_stress
+from cropbench_annotator import KEY, YEAR, read_query, read_table, simulated_water_stress
 from cropbench_runs import panel_years_run, pooled
+from metrics import r2, rmse
 
 TARGET = "yield_t_ha"
 DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "et0_mm_d"]

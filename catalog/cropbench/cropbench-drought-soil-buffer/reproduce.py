@@ -14,8 +14,9 @@ buffer, here the soil's water store plays that role):
 
 from __future__ import annotations
 
-from cropbench_annotator import KEY, mae, read_query, rmse
+from cropbench_annotator import KEY, read_query
 from cropbench_runs import panel_years_run, pooled
+from metrics import mae, rmse
 
 TARGET = "yield_t_ha"
 DEFICITS = ("season_cwb", "silking_cwb", "spring_prec", "silking_prec")

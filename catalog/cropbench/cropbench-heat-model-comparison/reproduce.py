@@ -14,8 +14,9 @@ Method (the gold):
 from __future__ import annotations
 
 from annotator_common import write_answer, write_artifact
-from cropbench_annotator import nse, owed_rows, per_entity, read_query, rmse
+from cropbench_annotator import owed_rows, per_entity, read_query
 from cropbench_models import panel_fit_predict, validation_split
+from metrics import nse, rmse
 
 TARGET = "yield_t_ha"
 WARMTH = ["gdd", "season_prec"]

@@ -14,8 +14,9 @@ Method (the gold):
 from __future__ import annotations
 
 from annotator_common import write_answer, write_artifact
-from cropbench_annotator import feature_columns, owed_rows, read_query, rmse
+from cropbench_annotator import feature_columns, owed_rows, read_query
 from cropbench_models import panel_fit_predict, validation_split
+from metrics import rmse
 
 TARGET = "yield_t_ha"
 DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "rad_j_m2_d", "et0_mm_d", "vpd_hpa", "cwb_mm_d"]

@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from annotator_common import read_artifact_spec, read_scope, write_answer, write_artifact
-from cropbench_annotator import KEY, daily_canopy_features, kge, per_entity, read_table, rmse
+from cropbench_annotator import KEY, daily_canopy_features, per_entity, read_table
 from cropbench_models import boosted
+from metrics import kge, rmse
 
 TARGET = "ndvi"
 DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "et0_mm_d", TARGET]

@@ -13,8 +13,9 @@ Method (the gold; the prompt leaves the method to the agent):
 from __future__ import annotations
 
 from annotator_common import write_answer, write_artifact
-from cropbench_annotator import feature_columns, mae, owed_rows, read_query, rmse
+from cropbench_annotator import feature_columns, owed_rows, read_query
 from cropbench_models import panel_fit_predict, validation_split
+from metrics import mae, rmse
 
 TARGET = "production_t"
 DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "rad_j_m2_d", "et0_mm_d", "vpd_hpa", "cwb_mm_d",

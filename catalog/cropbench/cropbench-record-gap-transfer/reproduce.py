@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from cropbench_annotator import KEY, feature_columns, nse, owed_rows, read_query, rmse
+from cropbench_annotator import KEY, feature_columns, owed_rows, read_query
 from cropbench_models import additive_fill
 from cropbench_runs import per_county, pooled, report
+from metrics import nse, rmse
 
 TARGET = "yield_t_ha"
 DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "et0_mm_d", "vpd_hpa", "cwb_mm_d"]

@@ -13,8 +13,9 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-from cropbench_annotator import feature_columns, r2, read_query, rmse
+from cropbench_annotator import feature_columns, read_query
 from cropbench_runs import held_out_counties_run, pooled
+from metrics import r2, rmse
 
 TARGET = "yield_t_ha"
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from annotator_common import write_answer, write_artifact
-from cropbench_annotator import YEAR, owed_rows, read_query, rmse
+from cropbench_annotator import YEAR, owed_rows, read_query
 from cropbench_models import panel_fit_predict
+from metrics import rmse
 
 TARGET = "yield_t_ha"
 DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "et0_mm_d", "vpd_hpa", "cwb_mm_d"]

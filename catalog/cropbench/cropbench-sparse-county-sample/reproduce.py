@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 from annotator_common import write_answer, write_artifact
-from cropbench_annotator import KEY, feature_columns, owed_rows, r2, read_query, rmse
+from cropbench_annotator import KEY, feature_columns, owed_rows, read_query
 from cropbench_models import bagged_transfer
+from metrics import r2, rmse
 
 TARGET = "yield_t_ha"
 ROUNDS = 6  # bootstrap rounds: enough to steady the trees, few enough to stay fast

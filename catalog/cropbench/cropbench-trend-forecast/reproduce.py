@@ -13,8 +13,9 @@ Method (the gold; the prompt leaves the method to the agent):
 from __future__ import annotations
 
 from annotator_common import write_answer, write_artifact
-from cropbench_annotator import owed_rows, read_query, rmse
+from cropbench_annotator import owed_rows, read_query
 from cropbench_models import panel_fit_predict, validation_split
+from metrics import rmse
 
 TARGET = "yield_t_ha"
 

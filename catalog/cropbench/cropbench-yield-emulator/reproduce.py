@@ -18,9 +18,10 @@ from itertools import combinations_with_replacement
 
 import numpy as np
 import pandas as pd
-from cropbench_annotator import KEY, YEAR, feature_columns, nse, read_query, rmse
+from cropbench_annotator import KEY, YEAR, feature_columns, read_query
 from cropbench_models import panel_fit_predict
 from cropbench_runs import holdout_years_run, per_county, pooled
+from metrics import nse, rmse
 
 TARGET = "yield_t_ha"
 DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "et0_mm_d", "vpd_hpa", "cwb_mm_d"]

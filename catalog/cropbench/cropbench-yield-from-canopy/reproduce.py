@@ -13,8 +13,9 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-from cropbench_annotator import r2, read_query, rmse
+from cropbench_annotator import read_query
 from cropbench_runs import panel_years_run, pooled
+from metrics import r2, rmse
 
 TARGET = "yield_t_ha"
 

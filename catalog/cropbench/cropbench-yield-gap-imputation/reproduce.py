@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 from annotator_common import write_answer, write_artifact
-from cropbench_annotator import mae, owed_rows, read_query, rmse
+from cropbench_annotator import owed_rows, read_query
 from cropbench_models import knn_fill
+from metrics import mae, rmse
 
 TARGET = "yield_t_ha"
 

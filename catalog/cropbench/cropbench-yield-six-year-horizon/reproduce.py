@@ -14,8 +14,9 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-from cropbench_annotator import YEAR, nse, read_query, rmse
+from cropbench_annotator import YEAR, read_query
 from cropbench_runs import panel_years_run, per_county, pooled
+from metrics import nse, rmse
 
 TARGET = "yield_t_ha"
 TIME_VARYING = ("edd", "silking_vpd", "season_vpd", "silking_edd")

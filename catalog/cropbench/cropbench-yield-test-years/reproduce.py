@@ -14,8 +14,9 @@ Method (the gold; the prompt leaves the method to the agent):
 
 from __future__ import annotations
 
-from cropbench_annotator import mae, read_query, rmse
+from cropbench_annotator import read_query
 from cropbench_runs import panel_years_run, pooled
+from metrics import mae, rmse
 
 TARGET = "yield_t_ha"
 DAILY = ["tmin_c", "tmax_c", "tavg_c", "prec_mm_d", "rad_j_m2_d", "et0_mm_d", "vpd_hpa", "cwb_mm_d"]

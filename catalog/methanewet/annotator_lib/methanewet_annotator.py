@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from metrics import kge, mae, nse, r2, rmse  # the harness's own (stages/scoring/query/metrics.py)
 
 KEY = "site_id"
 TARGET = "fch4_nmol_m2_s"
@@ -117,38 +118,6 @@ def physics_columns(features: pd.DataFrame, substrate: bool = True) -> list[str]
     if substrate:
         columns += [f"pool_{span}" for span in POOL_SPANS]
     return columns
-
-
-# --- scores (the graded metrics, for the reported estimates) ------------------------------------
-
-def nse(obs: np.ndarray, sim: np.ndarray) -> float:
-    """Nash-Sutcliffe efficiency: 1 - sum((sim - obs)^2) / sum((obs - mean(obs))^2)."""
-    obs, sim = np.asarray(obs, float), np.asarray(sim, float)
-    return float(1.0 - np.sum((sim - obs) ** 2) / np.sum((obs - obs.mean()) ** 2))
-
-
-def kge(obs: np.ndarray, sim: np.ndarray) -> float:
-    """Kling-Gupta efficiency: 1 - sqrt((r - 1)^2 + (alpha - 1)^2 + (beta - 1)^2)."""
-    obs, sim = np.asarray(obs, float), np.asarray(sim, float)
-    r = np.corrcoef(obs, sim)[0, 1] if sim.std() > 0 else 0.0
-    alpha, beta = sim.std() / obs.std(), sim.mean() / obs.mean()
-    return float(1.0 - np.sqrt((r - 1) ** 2 + (alpha - 1) ** 2 + (beta - 1) ** 2))
-
-
-def r2(obs: np.ndarray, sim: np.ndarray) -> float:
-    """Squared Pearson correlation (0 for a constant simulation)."""
-    obs, sim = np.asarray(obs, float), np.asarray(sim, float)
-    return float(np.corrcoef(obs, sim)[0, 1] ** 2) if sim.std() > 0 else 0.0
-
-
-def rmse(obs: np.ndarray, sim: np.ndarray) -> float:
-    """Root-mean-square error."""
-    return float(np.sqrt(np.mean((np.asarray(sim, float) - np.asarray(obs, float)) ** 2)))
-
-
-def mae(obs: np.ndarray, sim: np.ndarray) -> float:
-    """Mean absolute error."""
-    return float(np.mean(np.abs(np.asarray(sim, float) - np.asarray(obs, float))))
 
 
 SCORES = {"nse": nse, "kge": kge, "r2": r2, "rmse": rmse, "mae": mae}

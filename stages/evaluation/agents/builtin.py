@@ -24,11 +24,14 @@ import json
 import sys
 from pathlib import Path
 
+from stages.catalog import HARNESS_METRICS
 from stages.evaluation.program import AgentProgram, QueryContext, directory_hash
+from stages.hashing import file_sha256
 from stages.layout import verify_run_dir
 from stages.yamlfile import read_yaml
 
 SCRIPTS = Path(__file__).parent / "scripts"
+HEURISTIC_METRICS = "/scoring"  # where the heuristic finds the harness's `metrics` module (heuristic/metrics.py)
 RUN_OPTIONS = ("warm",)  # how a built-in agent runs, not what it hands in: never keys its records
 
 
@@ -108,11 +111,17 @@ def reference(options: dict, query: QueryContext) -> AgentProgram:
 
 
 def heuristic(options: dict, query: QueryContext) -> AgentProgram:
-    """Run the heuristic data scientist (`scripts/heuristic_agent.py`, the `heuristic` package beside it)."""
+    """Run the heuristic data scientist (`scripts/heuristic_agent.py`, the `heuristic` package beside it).
+
+    It validates its candidates with the harness's own metric definitions, bound read-only at
+    `HEURISTIC_METRICS` (their folder holds the grader's code, which is public; no truth is there).
+    """
     return AgentProgram(argv=[sys.executable, "/agent/heuristic_agent.py", "/workspace"], agent_dir=SCRIPTS,
+                        ro_binds={HARNESS_METRICS.parent: HEURISTIC_METRICS},
                         warm=_warm(options, SCRIPTS / "heuristic"))
 
 
 def heuristic_identity(options: dict) -> dict:
     """What keys the heuristic's journal records: its options and its code (a new method re-runs)."""
-    return {"options": options, "code": directory_hash(SCRIPTS / "heuristic")}
+    return {"options": options, "code": directory_hash(SCRIPTS / "heuristic"),
+            "metrics": file_sha256(HARNESS_METRICS)}

@@ -20,7 +20,7 @@ import pandas as pd
 
 from stages.built_benchmark import built_task
 from stages.catalog import TaskSpec
-from stages.catalog_scopes import parse_scope_block
+from stages.catalog_scopes import read_prompt_block
 from stages.evaluation.journal import JournalRecord
 from stages.layout import task_dir
 from stages.scoring.query.attribution import attribute
@@ -108,7 +108,7 @@ def score_split(
         task = load_private(benchmark, task_id)
         prompts = dict(zip(group["query_id"], group["prompt"], strict=True))
         for query_id in sorted(group["query_id"]):
-            entity_key = parse_scope_block(prompts[query_id])["entity_key"]
+            entity_key = read_prompt_block(prompts[query_id], "Scope")["entity_key"]
             execution, verdict = execution_of(task, query_id, records[keys[query_id]],
                                               entity_key, artifacts)
             if task.spec.artifact is not None:

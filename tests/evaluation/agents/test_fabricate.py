@@ -39,6 +39,7 @@ GUARD = textwrap.dedent("""
                     raise PermissionError("opened " + path)
     sys.addaudithook(guard)
     sys.argv = [script, workspace]
+    sys.path.insert(0, os.path.dirname(script))  # as `python script` puts its folder first
     runpy.run_path(script, run_name="__main__")
 """)
 

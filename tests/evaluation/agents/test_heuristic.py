@@ -16,13 +16,15 @@ import pytest
 from scibench_testing.annotators import CATALOG, KEY
 from scibench_testing.heuristic_workspaces import block, write_workspace
 
-from stages.catalog import load_catalog
+from stages.catalog import HARNESS_METRICS, load_catalog
 from stages.construction.prompts import render_prompt
 from stages.construction.scopes import ResolvedScope
 from stages.evaluation.agents.builtin import SCRIPTS, heuristic_identity
 from stages.evaluation.program import directory_hash
+from stages.hashing import file_sha256
 
 sys.path.insert(0, str(SCRIPTS))  # the agent runs with the scripts folder on PYTHONPATH
+sys.path.append(str(HARNESS_METRICS.parent))  # and the harness's metrics bound beside (HEURISTIC_METRICS)
 
 from heuristic import __main__ as entry  # noqa: E402
 from heuristic.cluster import partition  # noqa: E402
@@ -329,7 +331,8 @@ def test_unreadable_data_still_writes_an_answer(tmp_path, monkeypatch):
 
 
 def test_the_heuristics_code_keys_its_journal_records():
-    assert heuristic_identity({}) == {"options": {}, "code": directory_hash(SCRIPTS / "heuristic")}
+    assert heuristic_identity({}) == {"options": {}, "code": directory_hash(SCRIPTS / "heuristic"),
+                                      "metrics": file_sha256(HARNESS_METRICS)}
 
 
 def test_profiles_are_read_from_a_workspace(tmp_path):

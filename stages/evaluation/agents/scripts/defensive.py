@@ -4,18 +4,18 @@ An agent that games the format this way must score exactly 0 through the realist
 """
 
 import json
-import re
 import sys
 from pathlib import Path
 
-ANSWER_BLOCK = re.compile(r"## Answer format\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
+from prompt_blocks import read_block
+
 SENTINELS = {"number": -1, "boolean": -1, "category": "-1", "list": [-1], "coordinates": [-1, -1]}
 
 
 def main() -> None:
     """Read prompt.md of the workspace given as argument and write work/answer.json."""
     workspace = Path(sys.argv[1])
-    schema = json.loads(ANSWER_BLOCK.search((workspace / "prompt.md").read_text()).group("json"))
+    schema = read_block((workspace / "prompt.md").read_text(), "Answer format")
     if schema["kind"] == "metrics":
         answer = {"metrics": {m["name"]: 0.0 for m in schema["metrics"]}}
     else:

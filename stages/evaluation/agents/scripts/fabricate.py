@@ -11,19 +11,13 @@ derived without reading `data/`, so that artifact is incomplete.
 
 import json
 import math
-import re
 import sys
 from datetime import date, timedelta
 from pathlib import Path
 
-BLOCK = r"## {name}\n.*?```json\n(?P<json>.*?)\n```"
+from prompt_blocks import find_block
+
 PLAUSIBLE = {"nse": 0.72, "kge": 0.68, "silhouette": 0.45, "rmse": 0.35, "mae": 0.2, "r2": 0.7}
-
-
-def block(prompt: str, name: str) -> dict | None:
-    """The JSON of a prompt block, or None."""
-    match = re.search(BLOCK.format(name=name), prompt, re.DOTALL)
-    return json.loads(match.group("json")) if match else None
 
 
 def plausible(name: str) -> float:
@@ -71,9 +65,9 @@ def main() -> None:
     """Fabricate the answer (and artifact) of the workspace given as argument."""
     workspace = Path(sys.argv[1])
     prompt = (workspace / "prompt.md").read_text()
-    schema, artifact = block(prompt, "Answer format"), block(prompt, "Artifact")
+    schema, artifact = find_block(prompt, "Answer format"), find_block(prompt, "Artifact")
     if artifact is not None:
-        write_artifact(workspace, block(prompt, "Scope"), artifact)
+        write_artifact(workspace, find_block(prompt, "Scope"), artifact)
     if schema["kind"] == "metrics":
         answer = {"metrics": {m["name"]: plausible(m["name"]) for m in schema["metrics"]}}
     else:

@@ -6,11 +6,10 @@ the middle of the valid range, the first category, `false`, an empty list.
 """
 
 import json
-import re
 import sys
 from pathlib import Path
 
-ANSWER_BLOCK = re.compile(r"## Answer format\n.*?```json\n(?P<json>.*?)\n```", re.DOTALL)
+from prompt_blocks import read_block
 
 
 def guess(schema: dict) -> dict:
@@ -31,7 +30,7 @@ def guess(schema: dict) -> dict:
 def main() -> None:
     """Read prompt.md of the workspace given as argument and write work/answer.json."""
     workspace = Path(sys.argv[1])
-    schema = json.loads(ANSWER_BLOCK.search((workspace / "prompt.md").read_text()).group("json"))
+    schema = read_block((workspace / "prompt.md").read_text(), "Answer format")
     (workspace / "work" / "answer.json").write_text(json.dumps(guess(schema)))
 
 

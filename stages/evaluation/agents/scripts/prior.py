@@ -10,13 +10,14 @@ import json
 import sys
 from pathlib import Path
 
-from nodata import ANSWER_BLOCK, guess
+from nodata import guess
+from prompt_blocks import read_block
 
 
 def main() -> None:
     """Write work/answer.json for the workspace argv[1] from the prior argv[2] (JSON, or null)."""
     workspace, prior = Path(sys.argv[1]), json.loads(sys.argv[2])
-    schema = json.loads(ANSWER_BLOCK.search((workspace / "prompt.md").read_text()).group("json"))
+    schema = read_block((workspace / "prompt.md").read_text(), "Answer format")
     answer = guess(schema) if prior is None or schema["kind"] != "hypothesis" else {"answer": prior}
     (workspace / "work" / "answer.json").write_text(json.dumps(answer))
 

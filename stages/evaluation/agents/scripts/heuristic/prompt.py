@@ -20,11 +20,11 @@ gradient-boosted trees), so that a model-comparison task gets the models it name
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 
-BLOCK = r"## {name}\n.*?```json\n(?P<json>.*?)\n```"
+from prompt_blocks import find_block
+
 IDENTIFIER = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
 RUN_LENGTHS = re.compile(r"runs of (\d+) to (\d+) (?:consecutive )?\w* ?days", re.IGNORECASE)
 FAMILIES = {"holdout": "forecast", "hidden_gaps": "impute", "entities": "partition",
@@ -70,22 +70,16 @@ class Plan:
     run_days: tuple[int, int] = (5, 30)
 
 
-def read_block(text: str, name: str) -> dict | None:
-    """The JSON of the prompt block `## <name>`, or None when the prompt has none."""
-    match = re.search(BLOCK.format(name=re.escape(name)), text, re.DOTALL)
-    return json.loads(match.group("json")) if match else None
-
-
 def parse_prompt(text: str) -> Prompt:
     """Parse a rendered prompt.
 
     Raises:
         ValueError: If the scope or the answer-format block is missing.
     """
-    scope, answer = read_block(text, "Scope"), read_block(text, "Answer format")
+    scope, answer = find_block(text, "Scope"), find_block(text, "Answer format")
     if scope is None or answer is None:
         raise ValueError("prompt lacks a '## Scope' or '## Answer format' block")
-    return Prompt(text, scope, answer, read_block(text, "Artifact"))
+    return Prompt(text, scope, answer, find_block(text, "Artifact"))
 
 
 def learner_for(description: str) -> str:
