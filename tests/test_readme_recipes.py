@@ -131,7 +131,7 @@ def test_every_source_has_the_files_and_names_the_recipe_lists(key):
     assert key in SYNTHESIZERS and {"Params", "write"} <= top_level_names(generator)
     assert key in params.synthesize and set(params.synthesize[key].scales) == {"tiny", "default", "full"}
     assert params.ingest[key].raw_dir == f"raw/synthetic/{key}"
-    assert (ROOT / "tests" / "sources" / f"test_{key}.py").is_file()
+    assert (ROOT / "tests" / "sources" / key / f"test_{key}.py").is_file()
     assert (ROOT / "tests" / "synthesize" / key / f"test_{key}.py").is_file()
 
 

@@ -5,7 +5,7 @@ import yaml
 
 from stages.params import ParamsError, load_params
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_project_params_validate():
