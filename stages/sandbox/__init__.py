@@ -130,7 +130,7 @@ def _run_in_bwrap(workspace, argv, limits, agent_dir, hidden, extra_env, names, 
     start = time.monotonic()
     try:
         proc = subprocess.Popen(prefix + bwrap, stdin=report_w, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, start_new_session=True,
+                                stderr=subprocess.PIPE, start_new_session=True, env=command.launcher_environment(),
                                 pass_fds=(info_w, *data_fds, *etc_fds.values()))
     except OSError as exc:
         _close(report_r, report_w, info_r, info_w, *data_fds, *etc_fds.values())

@@ -113,6 +113,17 @@ def privilege_drop(identity: Identity) -> list[str]:
     ]
 
 
+def launcher_environment() -> dict[str, str]:
+    """The environment bwrap and the launchers before it start with: `PATH` alone.
+
+    The sandbox's own environment is set by `--clearenv` and `--setenv`, but bwrap's init keeps the
+    environment it was started with, and code in the sandbox can read it at `/proc/1/environ` when
+    it runs as the harness's user (an unprivileged harness): no variable of the harness (an API
+    key) may be in it.
+    """
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+
+
 def rlimit_prefix(
     cpu_seconds: int, address_space: int, file_size: int, processes: int | None
 ) -> list[str]:

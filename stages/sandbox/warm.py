@@ -58,6 +58,7 @@ from stages.sandbox.workspace import link_tree
 log = logging.getLogger(__name__)
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
+CELLS = Path(__file__).with_name("cells.py")  # a query's kernel (kernel.py), beside the zygote
 READY_SECONDS = 120.0  # importing the stack on a loaded machine
 REPLY_GRACE_SECONDS = 30.0  # past the run's wall clock, before the pool counts as dead
 ZYGOTE_MEMORY_BYTES = 1 << 30  # the zygote's own share of the pool's cgroup, above the run's total
@@ -79,6 +80,7 @@ class PoolSpec:
     hidden: tuple[Path, ...]
     preload: tuple[str, ...]
     binds: tuple[tuple[Path, str], ...] = ()
+    zygote_bytes: int = ZYGOTE_MEMORY_BYTES  # the zygote's own share of the cgroup, above the runs' total
 
 
 class PoolDied(RuntimeError):
@@ -113,7 +115,7 @@ class WarmPool:
                 folder.chmod(0o750)
         runtime = filesystem.python_runtime_paths()
         if identity.as_root:
-            self.group = cgroups.create(cgroups.Totals(limits.memory_bytes + ZYGOTE_MEMORY_BYTES,
+            self.group = cgroups.create(cgroups.Totals(limits.memory_bytes + self.spec.zygote_bytes,
                                                        limits.processes, limits.cpu_cores, float("inf")))
         commands_r, self._commands = os.pipe()
         self._replies, replies_w = os.pipe()
@@ -121,11 +123,13 @@ class WarmPool:
         fds = {name: _memfd(name, text.encode())
                for name, text in filesystem.etc_files(identity.uid, identity.gid).items()}
         seccomp_fd, zygote_fd = _memfd("seccomp", seccomp.filter_program()), _memfd("zygote", ZYGOTE.read_bytes())
+        cells_fd = _memfd("cells", CELLS.read_bytes())
         sizes = filesystem.Sizes(limits.work_bytes, limits.tmp_bytes, limits.shm_bytes)
         env = command.environment(runtime, "/scratch", None)
         bwrap = ["bwrap", *filesystem.base_mounts(runtime, list(self.spec.hidden), sizes, fds),
                  "--perms", "0755", "--dir", "/warm", "--perms", "0644", "--ro-bind-data", str(zygote_fd),
-                 "/warm/zygote.py", "--ro-bind", str(self.exchange), "/pool", "--symlink", "/pool/agent", "/agent",
+                 "/warm/zygote.py", "--perms", "0644", "--ro-bind-data", str(cells_fd), "/warm/cells.py",
+                 "--ro-bind", str(self.exchange), "/pool", "--symlink", "/pool/agent", "/agent",
                  *filesystem.extra_binds(dict(self.spec.binds), runtime),
                  "--perms", "1777", "--size", str(limits.work_bytes), "--tmpfs", filesystem.WORKSPACE,
                  "--perms", "1777", "--size", str(limits.output_bytes), "--tmpfs", "/scratch",
@@ -135,13 +139,14 @@ class WarmPool:
                  "--", *command.privilege_drop(identity), sys.executable, "/warm/zygote.py",
                  str(commands_r), str(replies_w), json.dumps(list(self.spec.preload))]
         prefix = command.enter_cgroups(self.group.procs_files if self.group else []) + command.rlimit_prefix(
-            10**7, limits.address_space_bytes + ZYGOTE_MEMORY_BYTES, limits.file_size_bytes,
+            10**7, limits.address_space_bytes + self.spec.zygote_bytes, limits.file_size_bytes,
             None if self.group else limits.processes)
         log_file = open(self.folder / "zygote.log", "wb")  # noqa: SIM115 - closed below, kept by the child
-        passed = (commands_r, replies_w, info_w, seccomp_fd, zygote_fd, *fds.values())
+        passed = (commands_r, replies_w, info_w, seccomp_fd, zygote_fd, cells_fd, *fds.values())
         try:
             self.proc = _STARTER.submit(subprocess.Popen, prefix + bwrap, stdin=subprocess.DEVNULL,
                                         stdout=log_file, stderr=log_file, start_new_session=True,
+                                        env=command.launcher_environment(),
                                         pass_fds=passed).result()
         finally:
             log_file.close()
@@ -166,6 +171,29 @@ class WarmPool:
             line += chunk
         return json.loads(line)
 
+    def stage(self, prompt: str, public_dir: Path, agent_dir: Path | None) -> int:
+        """Link the next run's files alone into `/pool` (the last run's go first); the run's number."""
+        if debris.stopping():
+            raise PoolDied("the harness was stopped by a signal")
+        folder = self.exchange
+        for entry in folder.iterdir():  # the last run's files (the zygote has ended that run)
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+        (folder / "prompt.md").write_text(prompt)
+        (folder / "data").mkdir()
+        link_tree(public_dir, folder / "data")
+        if agent_dir is not None:
+            link_tree(agent_dir, folder / "agent")
+        return next(self._runs)
+
+    def command(self, order: dict, seconds: float) -> dict:
+        """Send the zygote one command; its reply within `seconds` and a grace, or `PoolDied`."""
+        os.write(self._commands, (json.dumps(order) + "\n").encode())
+        return self._reply(seconds + REPLY_GRACE_SECONDS)
+
+    def run_environment(self, extra_env: dict | None) -> dict:
+        """The environment of a run or kernel, as a cold run's (HOME in `work/`)."""
+        return command.environment(filesystem.python_runtime_paths(), f"{filesystem.WORKSPACE}/work", extra_env)
+
     def alive(self) -> bool:
         """Whether the sandbox still runs (it may have been killed while idle)."""
         return self.proc is not None and self.proc.poll() is None
@@ -180,25 +208,16 @@ class WarmPool:
             collect_files: Sequence[str], collect_bytes: int, extra_env: dict | None = None,
             args: Sequence[str] = ()) -> RunResult:
         """Run `/agent/<script> <args>` on this query's files; the result as `run_sandboxed` gives it."""
-        if debris.stopping():
-            raise PoolDied("the harness was stopped by a signal")
-        n, folder = next(self._runs), self.exchange
-        for entry in folder.iterdir():  # the last run's files (the zygote has ended that run)
-            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
-        (folder / "prompt.md").write_text(prompt)
-        (folder / "data").mkdir()
-        link_tree(public_dir, folder / "data")
-        link_tree(agent_dir, folder / "agent")
+        n = self.stage(prompt, public_dir, agent_dir)
         limits, events = self.spec.limits, self.group.events() if self.group else {}
-        env = command.environment(filesystem.python_runtime_paths(), f"{filesystem.WORKSPACE}/work", extra_env)
+        env = self.run_environment(extra_env)
         order = {"run": n, "script": f"{filesystem.AGENT_MOUNT}/{script}", "args": list(args), "env": env,
                  "wall": limits.wall_seconds,
                  "cpu": limits.cpu_seconds, "memory": limits.address_space_bytes,
                  "file_size": limits.file_size_bytes}
         started = time.monotonic()
         try:
-            os.write(self._commands, (json.dumps(order) + "\n").encode())
-            reply = self._reply(limits.wall_seconds + REPLY_GRACE_SECONDS)
+            reply = self.command(order, limits.wall_seconds)
             root = f"/proc/{self.sandbox_pid}/root"
             files = harvest_work(f"{root}{filesystem.WORKSPACE}/work", collect_files, collect_bytes)
             stdout, stderr = _tail(f"{root}/scratch", "stdout"), _tail(f"{root}/scratch", "stderr")

@@ -6,7 +6,7 @@ This file runs *inside* the sandbox (stages/sandbox/warm.py starts it and hands 
     python /warm/zygote.py <command fd> <reply fd> <modules to preload, JSON list>
 
 It imports the modules, replies `{"ready": ...}`, then serves one command at a time, one JSON
-line each way:
+line each way (and the commands of a query's kernel, `cells.py`):
 
     {"run": n, "script": ..., "args": [...], "env": {...}, "wall": s, "cpu": s, "memory": bytes,
      "file_size": bytes}
@@ -79,55 +79,76 @@ def clear_before_run() -> None:
         empty(folder)
 
 
+def enter(command: dict, closing: list[int]) -> None:
+    """Become the run (or the kernel): its own session, signals, rlimits, stdin, cwd and environment."""
+    for fd in closing:
+        os.close(fd)
+    os.setsid()
+    for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGPIPE", "SIGCHLD"):
+        signal.signal(getattr(signal, name), signal.SIG_DFL)
+    with open("/proc/self/oom_score_adj", "w") as adj:
+        adj.write("1000")
+    limits = {resource.RLIMIT_CPU: (command["cpu"], command["cpu"] + 1),
+              resource.RLIMIT_AS: (command["memory"], command["memory"]),
+              resource.RLIMIT_FSIZE: (command["file_size"], command["file_size"]),
+              resource.RLIMIT_CORE: (0, 0)}
+    for kind, (soft, hard) in limits.items():
+        ceiling = resource.getrlimit(kind)[1]
+        if ceiling != resource.RLIM_INFINITY:
+            soft, hard = min(soft, ceiling), min(hard, ceiling)
+        resource.setrlimit(kind, (soft, hard))
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    redirect("stdout", "stderr")
+    os.chdir(WORKSPACE)
+    os.environ.clear()
+    os.environ.update(command["env"])
+
+
+def redirect(stdout: str, stderr: str) -> None:
+    """Send fd 1 and 2 to fresh files of these names in /scratch."""
+    for fd, name in ((1, stdout), (2, stderr)):
+        target = os.open(f"{SCRATCH}/{name}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(target, fd)
+        os.close(target)
+
+
 def child(command: dict, closing: list[int]) -> None:
     """The forked run: never returns."""
     code = 1
     try:
-        for fd in closing:
-            os.close(fd)
-        os.setsid()
-        for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGPIPE", "SIGCHLD"):
-            signal.signal(getattr(signal, name), signal.SIG_DFL)
-        with open("/proc/self/oom_score_adj", "w") as adj:
-            adj.write("1000")
-        limits = {resource.RLIMIT_CPU: (command["cpu"], command["cpu"] + 1),
-                  resource.RLIMIT_AS: (command["memory"], command["memory"]),
-                  resource.RLIMIT_FSIZE: (command["file_size"], command["file_size"]),
-                  resource.RLIMIT_CORE: (0, 0)}
-        for kind, (soft, hard) in limits.items():
-            ceiling = resource.getrlimit(kind)[1]
-            if ceiling != resource.RLIM_INFINITY:
-                soft, hard = min(soft, ceiling), min(hard, ceiling)
-            resource.setrlimit(kind, (soft, hard))
-        null = os.open("/dev/null", os.O_RDONLY)
-        os.dup2(null, 0)
-        for fd, name in ((1, "stdout"), (2, "stderr")):
-            os.dup2(os.open(f"{SCRATCH}/{name}", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), fd)
-        os.chdir(WORKSPACE)
-        os.environ.clear()
-        os.environ.update(command["env"])
+        enter(command, closing)
         sys.argv = [command["script"], *command["args"]]
         sys.path[0] = os.path.dirname(command["script"])
         try:
             runpy.run_path(command["script"], run_name="__main__")
             code = 0
         except SystemExit as exit_:
-            if exit_.code is None or isinstance(exit_.code, int):
-                code = exit_.code or 0
-            else:
-                print(exit_.code, file=sys.stderr)
-                code = 1
+            code = exit_status(exit_)
         except BaseException as error:  # noqa: BLE001 - reported as the interpreter reports it
-            frames = error.__traceback__  # from the script's frame on, as `python <script>` shows it
-            while frames is not None and frames.tb_frame.f_code.co_filename != command["script"]:
-                frames = frames.tb_next
-            traceback.print_exception(type(error), error, frames or error.__traceback__)
-            code = 1
+            code = report(error, command["script"])
         atexit._run_exitfuncs()
         sys.stdout.flush()
         sys.stderr.flush()
     finally:
         os._exit(code & 0xFF)
+
+
+def exit_status(exit_: SystemExit) -> int:
+    """The exit status `sys.exit(code)` gives a process (a message goes to stderr, status 1)."""
+    if exit_.code is None or isinstance(exit_.code, int):
+        return exit_.code or 0
+    print(exit_.code, file=sys.stderr)
+    return 1
+
+
+def report(error: BaseException, filename: str) -> int:
+    """Print the traceback from the first frame in `filename` on, as the interpreter shows it; 1."""
+    frames = error.__traceback__
+    while frames is not None and frames.tb_frame.f_code.co_filename != filename:
+        frames = frames.tb_next
+    traceback.print_exception(type(error), error, frames or error.__traceback__)
+    return 1
 
 
 def prepare() -> None:
@@ -156,8 +177,18 @@ def wait(pid: int, seconds: float) -> tuple[int, bool]:
 def serve(commands: int, replies: int) -> None:
     """Answer commands until the harness closes the command pipe."""
     reader = os.fdopen(commands, "r", encoding="utf-8")
+    supervisor = None
     for line in reader:
         command = json.loads(line)
+        if {"kernel", "cell", "end"} & command.keys():  # a query's kernel (cells.py)
+            if supervisor is None:
+                import cells
+
+                supervisor = cells.Supervisor(sys.modules[__name__], [commands, replies])
+            serve_kernel = supervisor.start if "kernel" in command else (
+                supervisor.cell if "cell" in command else supervisor.end)
+            os.write(replies, (json.dumps(serve_kernel(command)) + "\n").encode())
+            continue
         clear_before_run()  # the harness took the last run's files before it sent this command
         n = command["run"]
         prepare()

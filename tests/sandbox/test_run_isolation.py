@@ -101,6 +101,19 @@ def test_only_whitelisted_variables_reach_the_program(
     }
 
 
+@needs_bwrap
+def test_no_process_in_the_sandbox_holds_a_variable_of_the_harness(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """bwrap's init keeps the environment it was started with; run as the harness's own user, code
+    in the sandbox can read it at /proc/1/environ, so bwrap starts with PATH alone."""
+    monkeypatch.setenv("SCIBENCH_API_KEY_CANARY", "sk-canary-5c1d")
+    code = ("import json, os\nseen = {}\nfor pid in (p for p in os.listdir('/proc') if p.isdigit()):\n"
+            "    try:\n        seen[pid] = open(f'/proc/{pid}/environ', 'rb').read().decode()\n"
+            "    except OSError as e:\n        seen[pid] = type(e).__name__\nprint(json.dumps(seen))")
+    seen = json.loads(run_python(ws, code).stdout)
+    assert all("sk-canary-5c1d" not in text for text in seen.values())
+    assert seen["1"] == ("PermissionError" if AS_ROOT else f"PATH={os.environ['PATH']}\0")
+
+
 def test_unsafe_mode_runs_directly_and_warns(
     ws: Path, no_bwrap: None, caplog: pytest.LogCaptureFixture
 ) -> None:
