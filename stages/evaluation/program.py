@@ -88,6 +88,11 @@ class AgentProgram:
     `kept_run` is the verify-run folder of the query (`stages.evaluation.verify_run`) when this
     program is the one construction already ran there on the same files (the oracle): the hand-in
     kept in it is graded instead of running `argv`, which runs only when the folder holds none.
+
+    `loop` is an agent loop run in the harness (a built-in `llm` strategy): called with the query's
+    kernel (`stages.sandbox.kernel.Kernel`, a sandbox of its own), the prompt and `env` (with the
+    service's binding); only the code the model writes runs, as the kernel's cells. `argv` is then
+    unused. It returns a `LoopOutcome` (stages.evaluation.agents.llm.loop).
     """
 
     argv: list[str]
@@ -98,6 +103,7 @@ class AgentProgram:
     in_process: Callable[[Path], None] | None = None
     kept_run: Path | None = None
     warm: tuple[str, ...] | None = None
+    loop: Callable[[Any, str, dict[str, str]], Any] | None = None
 
 
 def warm_script(program: AgentProgram) -> tuple[str, list[str]]:

@@ -11,9 +11,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from stages.evaluation.program import AgentProgram, Attempt, warm_script
-from stages.sandbox import Collected, Limits, RunResult, harvest_work, run_sandboxed
+from stages.sandbox import Collected, Limits, RunResult, debris, harvest_work, run_sandboxed
+from stages.sandbox.kernel import Kernel, KernelDied
 from stages.sandbox.pools import run_warm
-from stages.sandbox.warm import PoolSpec
+from stages.sandbox.warm import PoolDied, PoolSpec
 from stages.sandbox.workspace import (
     ANSWER_FILE,
     MAX_ANSWER_BYTES,
@@ -56,6 +57,9 @@ def run_query(
     runs in this thread's warm pool (`AgentProgram.warm`), unless sandboxing is off.
     """
     collect_bytes = MAX_ARTIFACT_BYTES if collect else MAX_ANSWER_BYTES
+    if program.loop is not None:
+        return attempt_of(run_loop(program, prompt, public_dir, limits, hidden, (ANSWER_FILE, *collect),
+                                   collect_bytes), collect)
     if program.warm is not None and not unsafe_no_sandbox:
         script, args = warm_script(program)
         spec = PoolSpec(limits, tuple(hidden), program.warm, tuple(sorted(program.ro_binds.items())))
@@ -99,6 +103,29 @@ def attempt_of(result: RunResult, collect: tuple[str, ...]) -> Attempt:
         answer_problem=problem,
         files={name: result.files[name] for name in collect if name in result.files},
     )
+
+
+def run_loop(program: AgentProgram, prompt: str, public_dir: Path, limits: Limits, hidden: list[Path],
+             names: tuple[str, ...], cap: int) -> RunResult:
+    """Run an agent loop in the harness with the query's kernel; the hand-in is taken from the kernel's `work/`.
+
+    A kernel whose sandbox cannot start is an infrastructure error; one the model's code ends (it
+    killed the zygote) ends the loop with what it handed in: nothing, its files went with it.
+    """
+    started = time.monotonic()
+    try:
+        kernel = Kernel(limits, prompt, public_dir, hidden=hidden, binds=tuple(sorted(program.ro_binds.items())))
+    except (KernelDied, PoolDied, OSError) as error:
+        return RunResult(None, False, time.monotonic() - started, "", "", f"the kernel did not start: {error}")
+    with kernel:
+        outcome = program.loop(kernel, prompt, program.env)
+        try:
+            files, ended = kernel.hand_in(names, cap), ""
+        except KernelDied as error:
+            files, ended = {}, f"{error}\n"
+    stopped = "the harness was stopped by a signal during the run" if debris.stopping() else None
+    return RunResult(outcome.exit_code, False, time.monotonic() - started, outcome.record[-LOG_TAIL:], ended,
+                     stopped, outcome.limits_hit, files, "harness loop, bwrap kernel per query")
 
 
 def run_in_process(function: Callable[[Path], None], workspace: Path, names: tuple[str, ...],

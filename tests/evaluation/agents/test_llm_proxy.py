@@ -15,7 +15,8 @@ import pytest
 from scibench_testing.llm_tasks import API_KEY, KEY_ENV, MEAN_CODE, MODEL, llm_options, run_llm_query
 from scibench_testing.scripted_llm import ScriptedLLM, Turn, usage
 
-from stages.evaluation.agents.llm import program
+from stages.evaluation.agents.llm import proxy_service
+from stages.evaluation.agents.llm.options import Options
 from stages.evaluation.agents.llm.proxy import MAX_REFUSALS_RECORDED, Proxy, Settings
 from stages.evaluation.agents.llm.upstream import Endpoint, send
 from stages.evaluation.agents.llm.usage import call_cost, read_usage
@@ -87,8 +88,8 @@ def test_cost_comes_from_the_price_table_with_cached_tokens_at_their_own_rate(tm
 def proxy_socket(tmp_path):
     """A running proxy session against a scripted server: (client over its socket, server, socket path)."""
     with ScriptedLLM([Turn(content="hi")] * 3) as server:
-        agent = program(llm_options(server.base_url), QueryContext("q", "t", tmp_path))
-        with agent.service.session() as binding:
+        access = Options.model_validate(llm_options(server.base_url))
+        with proxy_service(access, QueryContext("q", "t", tmp_path)).session() as binding:  # a command agent's
             path = str(next(iter(binding.binds)) / "llm.sock")
             client = httpx.Client(transport=httpx.HTTPTransport(uds=path))
             yield client, server, path

@@ -43,8 +43,21 @@ def test_a_tool_call_its_result_and_submit_hand_in_a_scored_answer(tmp_path):
     assert [call.role for call in record.usage.calls] == ["agent", "agent"]
     assert (record.tokens, record.usage.total.calls, record.usage.roles["agent"].prompt_tokens) == (240, 2, 200)
     assert (record.agent_limit, record.execution, record.model_reported, record.infra_error) == (
-        None, "persistent sandbox per query", MODEL, None)
+        None, "loop in the harness, persistent kernel per query", MODEL, None)
     assert record.stdout.endswith("scibench-llm stop: submitted\n")
+
+
+def test_the_models_code_runs_in_one_kernel_whose_state_persists_until_a_cell_hangs(tmp_path):
+    script = [python("import time\nvalue = 2.5"), python("print('kept', value)"),
+              python("time.sleep(60)"), python("print(value)"), python(MEAN_CODE), SUBMIT]
+    with ScriptedLLM(script) as server:
+        ran = run_llm_query(tmp_path, llm_options(server.base_url) | {"code_timeout_s": 1})
+    results = [server.requests[n].body["messages"][-1]["content"] for n in range(2, 5)]
+    assert results[0].startswith("exit code 0") and "stdout:\nkept 2.5\n" in results[0]
+    assert results[1].startswith("killed after 1 s; the kernel was restarted: variables and imports are gone, "
+                                 "files in work/ are kept")
+    assert results[2].startswith("exit code 1") and "NameError: name 'value' is not defined" in results[2]
+    assert ran.score.outcome == Outcome.ANSWERED and ran.record.answer_text == '{"answer": 2.5}'
 
 
 def test_a_reply_without_a_tool_call_is_told_to_continue(tmp_path):
@@ -122,24 +135,27 @@ print(seen, sorted(os.environ))
     assert {r.headers["authorization"] for r in server.requests} == {f"Bearer {API_KEY}"}
 
 
-def test_the_model_and_generation_settings_are_the_configured_ones_whatever_the_agent_asks(tmp_path):
+def test_the_model_and_generation_settings_are_the_configured_ones_and_the_models_code_reaches_no_model(tmp_path):
     own_call = """
-import httpx, json
-client = httpx.Client(transport=httpx.HTTPTransport(uds="/llm/llm.sock"))
-reply = client.post("http://llm/v1/chat/completions", json={
-    "model": "gpt-expensive", "temperature": 2.0, "max_tokens": 100000, "n": 50,
-    "messages": [{"role": "user", "content": "hi"}]})
-print(reply.status_code)
+import json, os, socket
+reached = []
+for path in ("/llm/llm.sock", "/llm"):
+    reached.append(os.path.exists(path))
+try:
+    socket.create_connection(("127.0.0.1", 80), timeout=2)
+    reached.append(True)
+except OSError:
+    reached.append(False)
 json.dump({"answer": 2.5}, open("work/answer.json", "w"))
+print(reached)
 """
     with ScriptedLLM([python(own_call), Turn(content="hello"), SUBMIT]) as server:
         ran = run_llm_query(tmp_path, llm_options(server.base_url))
+    assert "stdout:\n[False, False, False]\n" in server.requests[1].body["messages"][-1]["content"]
     forced = server.requests[1].body
     assert {k: forced[k] for k in ("model", "temperature", "max_tokens", "seed")} == {
         "model": MODEL, "temperature": 0, "max_tokens": 512, "seed": 0}
-    assert "n" not in forced
-    assert ran.record.usage.calls[1].flags == ["ignored:max_tokens", "ignored:n", "ignored:temperature",
-                                               "requested_model_ignored", "unknown_price"]
+    assert ran.record.usage.total.calls == 3 == len(server.requests)
     assert all(r.body["model"] == MODEL for r in server.requests)
 
 

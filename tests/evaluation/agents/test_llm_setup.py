@@ -54,10 +54,13 @@ def test_defaults_written_out_key_the_same_as_left_out():
 
 def test_the_loops_code_is_part_of_the_key(tmp_path, monkeypatch):
     before = key_of(BASE)
-    copy = shutil.copytree(llm.SCRIPTS, tmp_path / "llm")
+    copy = shutil.copytree(llm.LOOP, tmp_path / "llm")
     (copy / "prompts.py").write_text((copy / "prompts.py").read_text() + "\n# a prompt edit\n")
-    monkeypatch.setattr(llm, "SCRIPTS", copy)
-    assert key_of(BASE) != before
+    monkeypatch.setattr(llm, "LOOP", copy)
+    edited = key_of(BASE)
+    assert edited != before
+    (copy / "upstream.py").write_text("# how the harness reaches the model: not the agent\n")
+    assert key_of(BASE) == edited
 
 
 def test_unknown_options_fail_at_setup():
@@ -76,6 +79,6 @@ def test_a_missing_api_key_stops_the_run_with_the_variables_name(monkeypatch, tm
 def test_the_loop_gets_its_options_but_neither_the_key_nor_the_endpoint(monkeypatch, tmp_path):
     monkeypatch.setenv(KEY_ENV, "sk-secret")
     agent = llm.program(BASE, QueryContext("q", "t", tmp_path))
-    assert agent.argv[1:] == ["-m", "agent"] and agent.agent_dir == llm.SCRIPTS
+    assert agent.loop is not None and agent.argv == [] and agent.agent_dir is None
     assert "sk-secret" not in repr(agent) and "api.example.org" not in str(agent.env)
     assert agent.service.settings.endpoint.url == "https://api.example.org/v1/chat/completions"

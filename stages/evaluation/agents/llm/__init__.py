@@ -1,10 +1,12 @@
-"""`llm` agents: a model behind any OpenAI-compatible chat-completions endpoint, looping in the sandbox.
+"""`llm` agents: a model behind any OpenAI-compatible chat-completions endpoint, looping in the harness.
 
-The agent loop (`scripts/llm/`, bound alone at /agent and run as `python -m agent`) runs inside the query's sandbox, one
-sandbox per query: the model's code runs as its subprocesses in `/workspace`, and files in `work/`
-persist across its tool calls. The sandbox has no network; the loop reaches the model through the
-harness's proxy (proxy.py) on a Unix socket bound at `/llm`, which holds the API key, forces the
-model and generation settings, enforces the bounds and records every call. params.yaml:
+The agent loop (the strategies in programs.py and tools.py) runs in the evaluation process, many
+queries' loops on one event loop (eventloop.py) with one shared `openai` client (client.py); only
+the code the model writes runs, as cells of the query's kernel (`stages.sandbox.kernel`: one
+persistent interpreter in a sandbox of its own, state kept across cells as in a notebook). Every
+call goes through the query's proxy (proxy.py), which holds the API key, forces the model and
+generation settings, enforces the bounds, retries the model API and records every call.
+params.yaml:
 
     agents:
       react_gpt:
@@ -16,20 +18,20 @@ model and generation settings, enforces the bounds and records every call. param
 
 from __future__ import annotations
 
-import json
+import functools
 import os
-import sys
 from pathlib import Path
 
 from stages.evaluation.agents.llm.options import ModelAccess, Options
 from stages.evaluation.agents.llm.options import identity as option_identity
-from stages.evaluation.program import AgentProgram, QueryContext, directory_hash
+from stages.evaluation.program import AgentProgram, QueryContext
+from stages.hashing import content_hash, file_sha256
 from stages.yamlfile import read_yaml
 
-SCRIPTS = Path(__file__).parents[1] / "scripts" / "llm"
-CONFIG_ENV = "SCIBENCH_LLM_CONFIG"
+LOOP = Path(__file__).parent  # the loop's code, part of an llm agent's identity
+LOOP_FILES = ("chat.py", "client.py", "loop.py", "programs.py", "prompts.py", "session.py", "tools.py")
 LOOP_OPTIONS = ("strategy", "model", "max_turns", "max_rounds", "tool_output_chars", "wall_budget_s",
-                "code_timeout_s", "scaffold")  # what the loop in the sandbox is told
+                "code_timeout_s", "scaffold")  # what the loop is told
 
 
 class MissingApiKey(RuntimeError):
@@ -38,10 +40,11 @@ class MissingApiKey(RuntimeError):
 
 def identity(options: dict) -> dict:
     """What keys an llm agent's journal records: its defining options and the loop's code."""
-    return {"options": option_identity(options), "scripts": directory_hash(SCRIPTS)}
+    return {"options": option_identity(options),
+            "loop": content_hash([[name, file_sha256(LOOP / name)] for name in LOOP_FILES])}
 
 
-def proxy_service(access: ModelAccess, query: QueryContext):
+def proxy_service(access: ModelAccess, query: QueryContext, in_process: bool = False):
     """The per-query proxy to `access`'s model, with the API key read here from the environment."""
     from stages.evaluation.agents.llm.proxy import Settings  # httpx only when a model is used
     from stages.evaluation.agents.llm.service import ProxyService
@@ -57,7 +60,7 @@ def proxy_service(access: ModelAccess, query: QueryContext):
     settings = Settings(endpoint=endpoint, model=access.model, generation=access.generation.request_fields(),
                         max_tokens=access.generation.max_tokens, max_calls=access.max_turns,
                         token_budget=access.token_budget, prices=prices)
-    return ProxyService(settings, prices.version if prices else None)
+    return ProxyService(settings, prices.version if prices else None, in_process)
 
 
 def program(options: dict, query: QueryContext) -> AgentProgram:
@@ -65,9 +68,16 @@ def program(options: dict, query: QueryContext) -> AgentProgram:
     parsed = Options.model_validate(options)
     config = parsed.model_dump(include=set(LOOP_OPTIONS)) | {
         "domain": task_domain(query.private_dir) if parsed.domain_knowledge else None}
-    return AgentProgram(argv=[sys.executable, "-m", "agent"], agent_dir=SCRIPTS,
-                        env={CONFIG_ENV: json.dumps(config), "PYTHONPATH": "/"},
-                        service=proxy_service(parsed, query))
+    return AgentProgram(argv=[], loop=functools.partial(_run_loop, config),
+                        service=proxy_service(parsed, query, in_process=True))
+
+
+def _run_loop(config: dict, kernel, prompt: str, env: dict[str, str]):
+    from stages.evaluation.agents.llm.loop import run_loop  # the openai SDK only when a loop runs
+    from stages.evaluation.agents.llm.service import TOKEN_ENV
+    from stages.evaluation.agents.llm.session import Config
+
+    return run_loop(Config(**config), env[TOKEN_ENV], kernel, prompt)
 
 
 def task_domain(private_dir: Path) -> str | None:

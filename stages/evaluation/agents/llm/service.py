@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from stages.evaluation.agents.llm import server, usage
+from stages.evaluation.agents.llm import client, server, usage
 from stages.evaluation.agents.llm.proxy import Proxy, Settings
 from stages.evaluation.journal import ModelCall, UsageTotals
 from stages.evaluation.program import Attempt, Binding, ServiceReport
@@ -26,8 +26,10 @@ from stages.sandbox import debris
 from stages.sandbox.command import sandbox_identity
 
 MOUNT = "/llm"
+TOKEN_ENV = "SCIBENCH_LLM_TOKEN"  # an in-process loop's key to its proxy (never set in a sandbox)
 SOCKET = "llm.sock"
-EXECUTION = "persistent sandbox per query"
+EXECUTION = "persistent sandbox per query"  # a command agent's
+LOOP_EXECUTION = "loop in the harness, persistent kernel per query"  # a built-in strategy's
 # Bounds the loop reports reaching on its last stdout line (`scibench-llm stop: <reason>`).
 LOOP_LIMITS = ("max_turns", "max_rounds", "wall_budget", "finish_length", "token_budget",
                "request_rejected")
@@ -35,19 +37,32 @@ STOP_LINE = re.compile(r"^scibench-llm stop: ([a-z_]+)$", re.MULTILINE)
 
 
 class ProxyService:
-    """One query's model proxy: a session per attempt, a report after each."""
+    """One query's model proxy: a session per attempt, a report after each.
 
-    def __init__(self, settings: Settings, prices_version: str | None):
+    `in_process`: the agent's loop runs in the harness (`AgentProgram.loop`) and reaches the proxy
+    through the shared client (client.py), by the token the session puts in `TOKEN_ENV`; otherwise
+    the proxy serves a Unix socket bound into the sandbox.
+    """
+
+    def __init__(self, settings: Settings, prices_version: str | None, in_process: bool = False):
         self.settings = settings
         self.prices_version = prices_version
+        self.in_process = in_process
         self._proxy: Proxy | None = None
         self._discarded: list[UsageTotals] = []
 
     @contextlib.contextmanager
     def session(self) -> Iterator[Binding]:
         """Serve a fresh proxy on a fresh socket for one attempt; stop it and remove the folder."""
-        folder = Path(tempfile.mkdtemp(prefix=debris.temp_prefix("llm")))
         self._proxy = proxy = Proxy(self.settings)
+        if self.in_process:
+            try:
+                with client.registered(proxy) as token:
+                    yield Binding(env={TOKEN_ENV: token})
+            finally:
+                proxy.close()
+            return
+        folder = Path(tempfile.mkdtemp(prefix=debris.temp_prefix("llm")))
         try:
             httpd, thread = server.serve(folder / SOCKET, proxy)
             try:
@@ -78,7 +93,7 @@ class ProxyService:
             "cost_usd": total.cost_usd,
             "agent_seconds": round(max(0.0, attempt.wall_seconds - waited), 3),
             "agent_limit": agent_limit(calls, attempt.stdout),
-            "execution": EXECUTION,
+            "execution": LOOP_EXECUTION if self.in_process else EXECUTION,
             "model_reported": reported[-1] if reported else None,
         })
 

@@ -1,23 +1,22 @@
-"""The model, reached through the harness's proxy on a Unix socket, and the loop's reasons to stop.
+"""The model as a loop sees it: one call at a time through the query's proxy, and the loop's reasons to stop.
 
-Every call carries the caller's role (`X-Scibench-Role`) so the harness can count usage per role.
-The proxy answers a call past a bound with HTTP 403 `scibench_budget_exhausted` (the bound in
-`code`) and a failed model API with 503 `scibench_model_unavailable`; both end the loop, as do a
-reply cut at `max_tokens` (`finish_length`), the loop's own turn and wall-clock bounds, and a
-request the model server refused (`request_rejected`, e.g. a context too long).
-
-The client is the `openai` SDK, as an agent built on it would use it, pointed at the proxy's Unix
-socket. Importing it costs ~0.8 CPU-seconds in every query's sandbox (`make bench` measures what
-that does to an LLM evaluation's wall time); the harness's side never depends on it.
+Every call carries the caller's role (`X-Scibench-Role`) so the harness can count usage per role,
+and the query's token (`X-Scibench-Query`) so the shared client's transport finds its proxy
+(client.py). The proxy answers a call past a bound with HTTP 403 `scibench_budget_exhausted` (the
+bound in `code`) and a failed model API with 503 `scibench_model_unavailable`; both end the loop,
+as do a reply cut at `max_tokens` (`finish_length`), the loop's own turn and wall-clock bounds, and
+a request the model server refused (`request_rejected`, e.g. a context too long).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 
-import httpx
 import openai
+
+from stages.evaluation.agents.llm.client import QUERY_HEADER, ROLE_HEADER, shared_client
 
 BUDGET_ERROR = "scibench_budget_exhausted"
 UNAVAILABLE_ERROR = "scibench_model_unavailable"
@@ -50,20 +49,17 @@ class Reply:
 
 
 class Chat:
-    """Chat completions through the proxy, within the loop's turn and wall-clock bounds."""
+    """Chat completions through the query's proxy, within the loop's turn and wall-clock bounds."""
 
-    def __init__(self, socket_path: str, model: str, max_turns: int, deadline: float):
-        transport = httpx.HTTPTransport(uds=socket_path)
-        self.client = openai.OpenAI(base_url="http://llm/v1", api_key="sandbox", max_retries=0,
-                                    http_client=httpx.Client(transport=transport))
-        self.model, self.max_turns, self.deadline = model, max_turns, deadline
+    def __init__(self, token: str, model: str, max_turns: int, deadline: float, log):
+        self.token, self.model, self.max_turns, self.deadline, self.log = token, model, max_turns, deadline, log
         self.calls = 0
 
     def remaining(self) -> float:
         """Seconds left of the wall budget, less a margin for handing in."""
         return self.deadline - time.monotonic() - WALL_MARGIN_S
 
-    def complete(self, messages: list[dict], role: str, tools: list[dict] | None = None) -> Reply:
+    async def complete(self, messages: list[dict], role: str, tools: list[dict] | None = None) -> Reply:
         """One call; raises `Stop` at a bound, a failed model API or a reply cut at max_tokens."""
         if self.calls >= self.max_turns:
             raise Stop("max_turns")
@@ -72,10 +68,10 @@ class Chat:
         self.calls += 1
         extra = {"tools": tools} if tools else {}
         try:
-            response = self.client.chat.completions.create(
-                model=self.model, messages=messages, timeout=self.remaining(),
-                extra_headers={"X-Scibench-Role": role}, **extra)
-        except openai.APITimeoutError:
+            response = await asyncio.wait_for(shared_client().chat.completions.create(
+                model=self.model, messages=messages,
+                extra_headers={ROLE_HEADER: role, QUERY_HEADER: self.token}, **extra), self.remaining())
+        except (openai.APITimeoutError, TimeoutError):
             raise Stop("wall_budget", "no reply before the wall budget ran out") from None
         except openai.APIStatusError as error:
             raise _stop_for(error) from None
@@ -86,8 +82,8 @@ class Chat:
                   "function": {"name": call.function.name, "arguments": call.function.arguments}}
                  for call in (choice.message.tool_calls or []) if getattr(call, "function", None)]
         reply = Reply(choice.message.content or "", calls, choice.finish_reason)
-        print(f"[{role}] call {self.calls}: finish {reply.finish_reason}, {len(calls)} tool calls, "
-              f"{self.remaining():.0f} s left", flush=True)
+        self.log(f"[{role}] call {self.calls}: finish {reply.finish_reason}, {len(calls)} tool calls, "
+                 f"{self.remaining():.0f} s left")
         if reply.finish_reason == "length":
             raise Stop("finish_length")
         return reply

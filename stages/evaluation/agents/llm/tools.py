@@ -2,9 +2,10 @@
 
 ReAct: the model calls a `python` tool until it calls its finishing tool (`submit`, or `done`).
 
-Each `python` call runs in a fresh process (execute.py) and its output, capped, goes back as the
-tool result. Malformed tool arguments and unknown tools are told to the model, which goes on. A
-reply without a tool call gets a prompt to continue. `submit` counts only when `work/answer.json`
+Each `python` call runs as the next cell of the query's kernel (stages/sandbox/kernel.py: state
+persists as in a notebook) and its output, capped, goes back as the tool result. Malformed tool
+arguments and unknown tools are told to the model, which goes on. A reply without a tool call gets
+a prompt to continue. `submit` counts only when `work/answer.json`
 is a JSON object; otherwise the model is told why and goes on. `done` (a workflow role's end)
 takes a summary for the next role.
 
@@ -21,14 +22,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from .execute import answer_problem
-from .prompts import system_prompt, task_message
-from .session import Session
+from stages.evaluation.agents.llm.prompts import system_prompt, task_message
+from stages.evaluation.agents.llm.session import Session
 
 PYTHON = {"type": "function", "function": {
     "name": "python",
-    "description": "Run Python code in a fresh process with cwd /workspace; returns exit code, stdout "
-                   "and stderr. Variables do not persist between calls; files under work/ do.",
+    "description": "Run Python code in a persistent Python kernel with cwd /workspace, as a notebook "
+                   "cell; returns its exit status, stdout and stderr. Variables, imports and loaded data "
+                   "persist between calls, and files under work/ do; a call that times out or crashes "
+                   "restarts the kernel (variables lost, files kept).",
     "parameters": {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}}}
 SUBMIT = {"type": "function", "function": {
     "name": "submit", "description": "Hand in work/answer.json (and any artifact) as they are now; ends the task.",
@@ -48,44 +50,44 @@ class Ended:
     summary: str = ""
 
 
-def react(session: Session) -> str:
+async def react(session: Session) -> str:
     """The single-agent ReAct strategy; returns the stop reason."""
     config = session.config
     messages = [{"role": "system", "content": system_prompt("react", config.scaffold, config.domain)},
                 task_message(session.task)]
-    return tool_loop(session, messages, "agent", SUBMIT, config.max_turns).reason
+    return (await tool_loop(session, messages, "agent", SUBMIT, config.max_turns)).reason
 
 
-def workflow(session: Session) -> str:
+async def workflow(session: Session) -> str:
     """Run the four roles in order; returns the stop reason."""
     config = session.config
     planner = [{"role": "system", "content": system_prompt("planner", config.scaffold, config.domain)},
                task_message(session.task)]
-    notes = "## Plan\n" + session.chat.complete(planner, "planner").content.strip()
+    notes = "## Plan\n" + (await session.chat.complete(planner, "planner")).content.strip()
     ended = None
     for index, (role, finish) in enumerate(ROLES):
         left = config.max_turns - session.chat.calls
         turns = max(1, left // (len(ROLES) - index))
         messages = [{"role": "system", "content": system_prompt(role, config.scaffold, config.domain)},
                     task_message(session.task, notes)]
-        ended = tool_loop(session, messages, role, finish, turns)
+        ended = await tool_loop(session, messages, role, finish, turns)
         summary = ended.summary or f"(the {role} ran out of turns)"
         notes += f"\n\n## From the {role.replace('_', ' ')}\n{summary}"
     return ended.reason if ended is not None else "max_turns"
 
 
-def tool_loop(session: Session, messages: list[dict], role: str, finish: dict, turns: int) -> Ended:
+async def tool_loop(session: Session, messages: list[dict], role: str, finish: dict, turns: int) -> Ended:
     """Call the model with `python` and `finish` until it finishes or `turns` calls are made."""
     name = finish["function"]["name"]
     for _ in range(turns):
-        reply = session.chat.complete(messages, role, tools=[PYTHON, finish])
+        reply = await session.chat.complete(messages, role, tools=[PYTHON, finish])
         messages.append(reply.message())
         if not reply.tool_calls:
             messages.append({"role": "user", "content": CONTINUE.format(finish=name)})
             continue
         ended = None
         for call in reply.tool_calls:
-            result, ended_now = _tool(session, call, name)
+            result, ended_now = await _tool(session, call, name)
             ended = ended or ended_now
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
         if ended is not None:
@@ -93,7 +95,7 @@ def tool_loop(session: Session, messages: list[dict], role: str, finish: dict, t
     return Ended("max_turns")
 
 
-def _tool(session: Session, call: dict, finish: str) -> tuple[str, Ended | None]:
+async def _tool(session: Session, call: dict, finish: str) -> tuple[str, Ended | None]:
     """The result of one tool call, and how the loop ends when it was an accepted finish."""
     tool, text = call["function"]["name"], call["function"]["arguments"] or "{}"
     try:
@@ -106,9 +108,9 @@ def _tool(session: Session, call: dict, finish: str) -> tuple[str, Ended | None]
         code = arguments.get("code")
         if not isinstance(code, str):
             return "error: `python` takes {\"code\": \"<python source>\"}", None
-        return session.report(session.run(code)), None
+        return session.report(await session.run(code)), None
     if tool == finish == "submit":
-        problem = answer_problem()
+        problem = await session.answer_problem()
         return (f"not submitted: {problem}", None) if problem else ("submitted", Ended("submitted"))
     if tool == finish == "done":
         return "done", Ended("done", str(arguments.get("summary", ""))[:4000])

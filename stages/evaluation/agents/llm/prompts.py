@@ -19,9 +19,9 @@ rows and columns it declares."""
 STRATEGY = {
     "one_turn": """Answer with one complete Python program in a single ```python code block. It runs
 once, with no chance to fix it: it must read the data, do the analysis and write the hand-in.""",
-    "react": """Work step by step with the `python` tool: each call runs your code in a fresh Python
-process in /workspace and shows you its output (keep results in files under work/). When
-work/answer.json is written and checked, call `submit`.""",
+    "react": """Work step by step with the `python` tool: each call runs your code as the next cell of
+a persistent Python kernel in /workspace (variables and imports persist, as in a notebook) and
+shows you its output. When work/answer.json is written and checked, call `submit`.""",
     "selfdebug": """Answer with one complete Python program in a single ```python code block. It is run;
 if it fails you see the error and send a corrected complete program.""",
     "actor": """Answer with one complete Python program in a single ```python code block. It is run;

@@ -1,0 +1,99 @@
+"""One query's loop state: its options, the model, the wall clock, the kernel and the runs of the model's code."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+
+from stages.evaluation.agents.llm.chat import Chat, Stop
+from stages.sandbox.kernel import CellResult, Kernel
+from stages.sandbox.workspace import ANSWER_FILE, MAX_ANSWER_BYTES
+
+
+@dataclass(frozen=True)
+class Config:
+    """The options a loop runs with (see options.py)."""
+
+    strategy: str
+    model: str
+    max_turns: int = 20
+    max_rounds: int = 5
+    tool_output_chars: int = 16_384
+    wall_budget_s: float = 540.0
+    code_timeout_s: float = 120.0
+    scaffold: bool = False
+    domain: str | None = None  # set when the domain-knowledge variant is on
+
+
+@dataclass
+class Session:
+    """What every strategy works with."""
+
+    config: Config
+    chat: Chat
+    kernel: Kernel
+    task: str  # prompt.md
+    log: list[str] = field(default_factory=list)  # the loop's own record, kept as the attempt's stdout
+    runs: list[CellResult] = field(default_factory=list)
+
+    def say(self, line: str) -> None:
+        """Add a line to the loop's record."""
+        self.log.append(line)
+
+    async def run(self, code: str) -> CellResult:
+        """Run the model's code as the kernel's next cell, within the code timeout and the wall budget."""
+        timeout = min(self.config.code_timeout_s, self.chat.remaining())
+        if timeout <= 0:
+            raise Stop("wall_budget")
+        ran = await asyncio.get_running_loop().run_in_executor(
+            None, self.kernel.run, code, timeout, self.config.tool_output_chars)
+        self.runs.append(ran)
+        self.say(f"  code run {len(self.runs)}: exit {ran.exit_code} in {ran.seconds} s"
+                 + (" (kernel restarted)" if ran.restarted else ""))
+        return ran
+
+    def report(self, ran: CellResult) -> str:
+        """What the model reads about a run."""
+        timeout = min(self.config.code_timeout_s, max(self.chat.remaining(), 0))
+        return describe(ran, timeout, self.config.tool_output_chars)
+
+    async def answer_problem(self) -> str | None:
+        """Why `work/answer.json` cannot be handed in as it is, or None when it is a JSON object."""
+        taken = (await asyncio.get_running_loop().run_in_executor(
+            None, self.kernel.read_work, ANSWER_FILE, MAX_ANSWER_BYTES + 1))
+        if taken.missing:
+            return "work/answer.json cannot be read: No such file or directory"
+        if taken.data is None:
+            return f"work/answer.json cannot be read: {taken.problem}"
+        if len(taken.data) > MAX_ANSWER_BYTES:
+            return f"work/answer.json is over {MAX_ANSWER_BYTES} bytes"
+        try:
+            answer = json.loads(taken.data)
+        except ValueError as error:
+            return f"work/answer.json is not valid JSON: {error}"
+        return None if isinstance(answer, dict) else "work/answer.json is not a JSON object"
+
+    def exit_code(self) -> int:
+        """The loop's exit code: that of the last code run (0 when none ran; 1 when it was killed)."""
+        if not self.runs:
+            return 0
+        last = self.runs[-1].exit_code
+        return 1 if last is None else min(last, 125)
+
+
+def describe(ran: CellResult, timeout: float, chars: int) -> str:
+    """What the model reads about a run, at most about `chars` characters."""
+    status = f"exit code {ran.exit_code}" if ran.exit_code is not None else f"killed after {timeout:.0f} s"
+    if ran.restarted:
+        status += "; the kernel was restarted: variables and imports are gone, files in work/ are kept"
+    text = f"{status} ({ran.seconds:.1f} s)\nstdout:\n{ran.stdout}\nstderr:\n{ran.stderr}"
+    return shorten(text, chars)
+
+
+def shorten(text: str, chars: int) -> str:
+    """`text`, or its first and last `chars / 2` characters with a marker between."""
+    if len(text) <= chars:
+        return text
+    half = chars // 2
+    return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
