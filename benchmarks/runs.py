@@ -24,6 +24,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -192,6 +193,8 @@ class Run:
     flow_s: float  # the flow run as the Prefect server timed it (Running to Completed)
     busy_cores: float  # cores the whole machine kept busy meanwhile, on average (ours and others')
     summary: str  # the run's last stdout line
+    own_cpu_s: float = 0.0  # CPU of the flow's process itself (its threads), not of its sandboxes
+    peak_rss_mb: float = 0.0  # the flow process's peak resident memory (VmHWM)
 
 
 def run_evaluation(project: Path, agent: str, split: str, env: dict[str, str]) -> Run:
@@ -208,16 +211,49 @@ def timed_flow(project: Path, module: list[str], flow_run_name: str, env: dict[s
     """Run `python -m <module...>` in `project` (this checkout's code) and time it and its flow run."""
     busy, total = _cpu_ticks()
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", *module], cwd=project, env=env | {"PYTHONPATH": str(CHECKOUT)},
-                          capture_output=True, text=True)
+    process = subprocess.Popen([sys.executable, "-m", *module], cwd=project, env=env | {"PYTHONPATH": str(CHECKOUT)},
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    own = _OwnUsage(process.pid)
+    own.start()
+    stdout, stderr = process.communicate()
+    own.stop()
     seconds = time.monotonic() - started
     busy_after, total_after = _cpu_ticks()
-    if done.returncode != 0:
-        raise RuntimeError(f"{flow_run_name} failed:\n{done.stderr[-3000:]}")
+    if process.returncode != 0:
+        raise RuntimeError(f"{flow_run_name} failed:\n{stderr[-3000:]}")
     cores = os.cpu_count() or 1
     return Run(round(seconds, 2), round(flow_run_seconds(env["PREFECT_API_URL"], flow_run_name), 2),
                round(cores * (busy_after - busy) / max(total_after - total, 1), 2),
-               done.stdout.strip().splitlines()[-1])
+               stdout.strip().splitlines()[-1], round(own.cpu_s, 2), round(own.peak_rss_mb, 1))
+
+
+class _OwnUsage(threading.Thread):
+    """Samples a process's own CPU time and peak resident memory from /proc until it ends.
+
+    Its own (utime + stime of its threads), not its children's: the sandboxes it starts are not counted.
+    """
+
+    def __init__(self, pid: int, every_s: float = 0.05):
+        super().__init__(daemon=True)
+        self.pid, self.every_s, self.cpu_s, self.peak_rss_mb = pid, every_s, 0.0, 0.0
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        ticks = os.sysconf("SC_CLK_TCK")
+        while not self._done.is_set():
+            try:
+                fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+                status = Path(f"/proc/{self.pid}/status").read_text()
+            except OSError:
+                return
+            self.cpu_s = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+            peak = next((line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")), "0")
+            self.peak_rss_mb = max(self.peak_rss_mb, int(peak) / 1024)
+            self._done.wait(self.every_s)
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
 
 
 def flow_run_seconds(api_url: str, name: str) -> float:

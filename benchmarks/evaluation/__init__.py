@@ -13,11 +13,17 @@
   bootstrap intervals. Results per second over the whole batch (target >= 100,000). These are
   answers only: no artifact is parsed, so the forked reader of `stages.scoring.query.confined` (one
   child per graded artifact) is not in this figure.
+- `kernel_steps`: a query's kernel (`stages.sandbox.kernel`): its start, and the median of a code
+  step (a small pandas frame, printed) once pandas is imported, against a fresh `python` that
+  imports pandas for the same step, which each step cost when every step was a new process
+  (target <= 0.05 s a step).
 - `llm_latency`: an `llm` agent (ReAct: one `python` call that hands in an answer, then `submit`)
-  through the whole harness (`flows.evaluate`, the sandbox, the loop in it, the proxy) against a
+  through the whole harness (`flows.evaluate`, the loop on the harness's event loop, the proxy, the
+  query's kernel) against a
   scripted model server that answers every call after `latency_s`, with `concurrency` queries in
   flight. The flow run's time over the latency-bound ideal, ceil(queries / concurrency) x calls per
-  query x latency (target <= 1.3).
+  query x latency (target <= 1.3 at 32 in flight, <= 1.5 at 128: `llm_latency_128`), the flow
+  process's own CPU per model call (target <= 20 ms) and its peak memory (target <= 1 GB).
 - `dask_scaleout`: the oracle on the built benchmark's split through prefect-dask's
   DaskTaskRunner on a local cluster of 1, then 2 worker processes (1 thread each); the speedup
   t1 / t2 of the flow runs (target >= 1.7 on two cores). The oracle runs its script
@@ -34,12 +40,13 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from benchmarks.evaluation.harness import artifact_reading, harness_overhead, scoring_throughput
+from benchmarks.evaluation.harness import artifact_reading, harness_overhead, kernel_steps, scoring_throughput
 from benchmarks.evaluation.scaling import dask_scaleout, llm_latency, oracle_project
 from benchmarks.runs import prefect_env
 
 ORACLE_RUNNING = {"kind": "oracle", "options": {"reuse_verify": False}}  # runs its script in a sandbox
-MEASUREMENTS = ("harness_overhead", "artifact_reading", "scoring_throughput", "llm_latency", "dask_scaleout")
+MEASUREMENTS = ("harness_overhead", "artifact_reading", "scoring_throughput", "kernel_steps", "llm_latency",
+                "dask_scaleout")
 
 
 def measure(names: tuple[str, ...], params: dict, benchmark: Path) -> dict:
@@ -51,10 +58,14 @@ def measure(names: tuple[str, ...], params: dict, benchmark: Path) -> dict:
         results["artifact_reading"] = artifact_reading()
     if "scoring_throughput" in names:
         results["scoring_throughput"] = scoring_throughput()
+    if "kernel_steps" in names:
+        results["kernel_steps"] = kernel_steps()
     if {"llm_latency", "dask_scaleout"} & set(names):
         with tempfile.TemporaryDirectory(prefix="scibench-bench-flows-") as work, prefect_env(Path(work)) as env:
             if "llm_latency" in names:
                 results["llm_latency"] = llm_latency(params, env, Path(work))
+                results["llm_latency_128"] = llm_latency(params, env, Path(work), queries=256, concurrency=128,
+                                                         target_ratio=1.5)
             if "dask_scaleout" in names:
                 try:
                     project = oracle_project(Path(work), benchmark)
@@ -73,6 +84,11 @@ def describe(results: dict) -> list[str]:
     if "harness_overhead" in results:
         overhead = results["harness_overhead"]
         lines.append(f"harness overhead per query: {overhead['median_s']} s median (target <= {overhead['target_s']})")
+    if "kernel_steps" in results:
+        kernel = results["kernel_steps"]
+        lines.append(f"kernel: start {kernel['start_median_s']} s, a step {kernel['step_median_s']} s median "
+                     f"(target <= {kernel['target_step_s']}) vs a fresh python importing pandas "
+                     f"{kernel['fresh_python_pandas_median_s']} s")
     if "artifact_reading" in results:
         reading = results["artifact_reading"]
         lines.append(f"artifact reading ({reading['rows']} rows): {reading['in_process_s']} s in process, "
@@ -81,13 +97,15 @@ def describe(results: dict) -> list[str]:
     if "scoring_throughput" in results:
         scoring = results["scoring_throughput"]
         lines.append(f"scoring: {scoring['per_second']} results/s (target >= {scoring['target_per_second']})")
-    if "llm_latency" in results:
-        llm = results["llm_latency"]
-        lines.append(f"llm evaluation: {llm['queries']} queries, {llm['concurrency']} in flight, "
-                     f"{llm['calls_per_query']} calls of {llm['latency_s']} s each: flow {llm['flow_s']} s "
-                     f"(process {llm['process_s']} s) vs ideal {llm['ideal_s']} s, ratio {llm['ratio']} "
-                     f"(target <= {llm['target_ratio']}); {llm['in_flight']} in flight on average, "
-                     f"machine cores busy {llm['busy_cores']}")
+    for key in ("llm_latency", "llm_latency_128"):
+        if key in results:
+            llm = results[key]
+            lines.append(f"llm evaluation: {llm['queries']} queries, {llm['concurrency']} in flight, "
+                         f"{llm['calls_per_query']} calls of {llm['latency_s']} s each: flow {llm['flow_s']} s "
+                         f"(process {llm['process_s']} s) vs ideal {llm['ideal_s']} s, ratio {llm['ratio']} "
+                         f"(target <= {llm['target_ratio']}); {llm['in_flight']} in flight on average, "
+                         f"harness CPU {llm['harness_cpu_per_call_ms']} ms a call (target <= 20), peak "
+                         f"{llm['peak_rss_mb']} MB (target <= 1024), machine cores busy {llm['busy_cores']}")
     if "dask_scaleout" in results:
         dask = results["dask_scaleout"]
         if "skipped" in dask:

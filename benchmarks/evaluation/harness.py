@@ -1,4 +1,4 @@
-"""`make bench`, in-process measurements: harness overhead, artifact reading, scoring throughput.
+"""`make bench`, in-process measurements: harness overhead, artifact reading, scoring throughput, kernel steps.
 
 The package's docstring says what each measures and its target.
 """
@@ -9,6 +9,8 @@ import io
 import json
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -21,6 +23,7 @@ from stages.evaluation.program import AgentProgram
 from stages.evaluation.runner import run_query
 from stages.layout import CATALOG
 from stages.sandbox import SandboxLimits
+from stages.sandbox.kernel import Kernel
 from stages.scoring.aggregate.intervals import mean_interval, task_resamples
 from stages.scoring.aggregate.summary import summarize
 from stages.scoring.query.artifacts import parse_artifact, read_artifact
@@ -111,3 +114,37 @@ def scoring_throughput(n: int = 100_000, tasks: int = 100) -> dict:
     seconds = time.perf_counter() - start
     return {"results": n, "tasks": tasks, "seconds": round(seconds, 3),
             "per_second": round(n / seconds), "target_per_second": 100_000, "score": summary["score"]}
+
+
+def kernel_steps(kernels: int = 10, cells: int = 20) -> dict:
+    """A query's kernel (stages/sandbox/kernel.py): its start, and one code step in it against a fresh interpreter.
+
+    `kernels` kernels are started one after another; in each, the first cell imports pandas and
+    `cells` more cells each build a small frame and print (what a model's later step costs). The
+    comparison is what each step cost when every step was a fresh `python` importing pandas.
+    """
+    limits = SandboxLimits().to_limits()
+    starts, steps, first = [], [], []
+    with tempfile.TemporaryDirectory(prefix="scibench-bench-kernel-") as work:
+        public = Path(work) / "public"
+        public.mkdir()
+        for _ in range(kernels):
+            started = time.perf_counter()
+            with Kernel(limits, "the prompt", public) as kernel:
+                starts.append(time.perf_counter() - started)
+                ran = kernel.run("import pandas as pd\nprint(1)", 60, 1000)
+                first.append(ran.seconds)
+                for _ in range(cells):
+                    started = time.perf_counter()
+                    kernel.run("frame = pd.DataFrame({'a': [1, 2]})\nprint(len(frame))", 60, 1000)
+                    steps.append(time.perf_counter() - started)
+    fresh = []
+    for _ in range(5):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import pandas as pd\nprint(len(pd.DataFrame({'a': [1, 2]})))"],
+                       check=True, capture_output=True)
+        fresh.append(time.perf_counter() - started)
+    return {"kernels": kernels, "cells": cells, "start_median_s": round(statistics.median(starts), 4),
+            "first_cell_pandas_s": round(statistics.median(first), 4),
+            "step_median_s": round(statistics.median(steps), 4),
+            "fresh_python_pandas_median_s": round(statistics.median(fresh), 4), "target_step_s": 0.05}

@@ -37,7 +37,8 @@ SPIN = {"kind": "command", "options": {"cmd": "python -c \"import json; n = sum(
                                               "json.dump(dict(answer=n % 97), open('work/answer.json', 'w'))\""}}
 RUN_FIGURES = {"process_s", "flow_s", "busy_cores", "records", "answered", "query_s", "in_flight"}
 LLM_FIGURES = {"queries", "concurrency", "latency_s", "calls_per_query", "calls", "ideal_s", "ratio",
-               "process_ratio", "target_ratio"} | RUN_FIGURES
+               "process_ratio", "target_ratio", "harness_cpu_per_call_ms", "target_cpu_per_call_ms", "peak_rss_mb",
+               "target_peak_rss_mb"} | RUN_FIGURES
 DASK_FIGURES = {"agent", "split", "runs", "t1_s", "t2_s", "speedup", "process_speedup", "target_speedup"}
 
 
@@ -71,14 +72,15 @@ def test_each_measurement_is_one_printed_line():
     results = {
         "llm_latency": {"queries": 64, "concurrency": 32, "calls_per_query": 2, "latency_s": 1.0, "flow_s": 5.0,
                         "process_s": 8.5, "ideal_s": 4.0, "ratio": 1.25, "target_ratio": 1.3, "busy_cores": 1.9,
-                        "in_flight": 27.5},
+                        "in_flight": 27.5, "harness_cpu_per_call_ms": 12.5, "peak_rss_mb": 310.2},
         "dask_scaleout": {"agent": "oracle", "split": "test", "t1_s": 90.0, "t2_s": 50.0, "speedup": 1.8,
                           "target_speedup": 1.7, "runs": [{"records": 18, "busy_cores": 1.1, "in_flight": 0.98},
                                                           {"records": 18, "busy_cores": 2.0, "in_flight": 1.9}]},
     }
     assert describe(results) == [
         "llm evaluation: 64 queries, 32 in flight, 2 calls of 1.0 s each: flow 5.0 s (process 8.5 s) vs ideal "
-        "4.0 s, ratio 1.25 (target <= 1.3); 27.5 in flight on average, machine cores busy 1.9",
+        "4.0 s, ratio 1.25 (target <= 1.3); 27.5 in flight on average, harness CPU 12.5 ms a call (target <= 20), "
+        "peak 310.2 MB (target <= 1024), machine cores busy 1.9",
         "dask scale-out: oracle on 18 test queries: 1 worker 90.0 s, 2 workers 50.0 s, speedup 1.8 "
         "(target >= 1.7); in flight 0.98, 1.9; machine cores busy 1.1, 2.0",
     ]
@@ -112,6 +114,7 @@ def test_an_llm_run_makes_two_calls_per_query_and_journals_every_query(env, tmp_
     assert (result["ideal_s"], result["ratio"]) == (latency_bound_ideal(4, 2, 2, 0.1),
                                                     ratio(result["flow_s"], result["ideal_s"]))
     assert 0 < result["flow_s"] < result["process_s"]
+    assert 0 < result["harness_cpu_per_call_ms"] and 0 < result["peak_rss_mb"]
 
 
 @pytest.mark.slow  # two Dask clusters and two Prefect flows (~30 s); the runner's Dask path is in the default suite
