@@ -198,11 +198,13 @@ def server_kill(project: Path, env: dict[str, str], agent: str, split: str, log_
 
 def full_disk(project: Path, env: dict[str, str], agent: str, split: str, keys: set[str], log_dir: Path,
               full: str) -> dict:
-    """Run with 4 KiB of room for the journal, check it, free the space, rerun."""
+    """Run with room for one query's files, check the journal, free the space, rerun."""
     runs = project / "processed/runs" / agent
     journal = runs / "journal.jsonl"
-    # two tmpfs pages: one record of `steady` (~4.1 kB, most of it its 4,000-character stdout tail), not two
-    room = 8192
+    # A query of `steady` leaves a transcript and a record of ~4.1 kB each (most of it its 4,000-character
+    # stdout tail), two tmpfs pages each: room for one query's, not two (as a file size limit: one
+    # transcript and one record, not two records).
+    room = 16384 if full == "tmpfs" else 8192
     command = evaluate_command(agent, split)
     if full == "rlimit_fsize":
         command = [shutil.which("prlimit") or "prlimit", f"--fsize={room}:unlimited", "--", *command]
@@ -214,7 +216,9 @@ def full_disk(project: Path, env: dict[str, str], agent: str, split: str, keys: 
         done = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=600)
         state = journal_state(journal)
         assert (state.unreadable, state.partial_tail, state.duplicated()) == ([], 0, 0), done.stderr[-3000:]
-        assert "append failed, rolled back" in done.stdout + done.stderr
+        output = done.stdout + done.stderr  # the journal's append, or an artifact's or transcript's store, fails
+        assert "append failed, rolled back" in output or "storing failed, nothing kept" in output
+        assert not list(runs.rglob("*.partial"))
         (runs / "filler").unlink(missing_ok=True)
         rerun(project, env, agent, split, log_dir)
         assert_complete(journal, keys)
@@ -227,9 +231,9 @@ def full_disk(project: Path, env: dict[str, str], agent: str, split: str, keys: 
 
 
 def mount_small_tmpfs(folder: Path, room: int) -> None:
-    """Mount a 64 KiB tmpfs on `folder` and fill it up to `room` free bytes (needs root)."""
+    """Mount a 1 MiB tmpfs on `folder` and fill it up to `room` free bytes (needs root)."""
     folder.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)], check=True)
     filler = folder / "filler"
     with open(filler, "wb", buffering=0) as handle:
         try:

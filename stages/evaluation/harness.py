@@ -17,8 +17,10 @@ from stages.evaluation.agents.identity import AgentSetup
 from stages.evaluation.journal import JournalRecord, record_key
 from stages.evaluation.program import AgentProgram, Attempt, Binding, ServiceReport
 from stages.evaluation.runner import run_query
+from stages.evaluation.transcript import ProgramRun, Transcript
 from stages.layout import task_dir
 from stages.sandbox import Limits
+from stages.sandbox.workspace import ANSWER_FILE
 
 
 def store_artifact(artifacts: Path, data: bytes) -> str:
@@ -28,8 +30,12 @@ def store_artifact(artifacts: Path, data: bytes) -> str:
     if not path.exists():
         artifacts.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(f".{os.getpid()}.partial")
-        partial.write_bytes(data)
-        partial.replace(path)
+        try:
+            partial.write_bytes(data)
+            partial.replace(path)
+        except OSError as error:  # a full disk: no partial file is left, and the query is not journaled
+            partial.unlink(missing_ok=True)
+            raise OSError(error.errno, f"{path}: storing failed, nothing kept: {error.strerror}") from error
     return digest
 
 
@@ -85,6 +91,12 @@ def evaluate_query(
     artifact_sha256, artifact_problem = _artifact(attempt, artifact_name, artifacts)
     checkpoints = {name: sha for name in checkpoint_names
                    if (sha := _artifact(attempt, name, artifacts)[0]) is not None}
+    transcript = None
+    if program.transcript and kept is None:
+        handed_in = {ANSWER_FILE: store_artifact(artifacts, attempt.answer_text.encode())
+                     if attempt.answer_text is not None else None,
+                     **({artifact_name: artifact_sha256} if artifact_name else {}), **checkpoints}
+        transcript = store_artifact(artifacts, transcript_of(attempt, query["query_id"], agent.name, handed_in))
     return JournalRecord(
         key=record_key(query["task_hash"], query["query_id"], agent.agent_hash, agent.model),
         query_id=query["query_id"],
@@ -106,8 +118,17 @@ def evaluate_query(
         wall_seconds=attempt.wall_seconds,
         stdout=attempt.stdout,
         stderr=attempt.stderr,
+        transcript_sha256=transcript,
         **fields,
     )
+
+
+def transcript_of(attempt: Attempt, query_id: str, agent: str, handed_in: dict[str, str | None]) -> bytes:
+    """The attempt's transcript: a loop's events, or a program's run."""
+    events = list(attempt.events) or [ProgramRun(exit_code=attempt.exit_code, seconds=attempt.wall_seconds,
+                                                 stdout=attempt.stdout, stderr=attempt.stderr,
+                                                 limits_hit=list(attempt.limits_hit))]
+    return Transcript(query_id=query_id, agent=agent, events=events, handed_in=handed_in).encode()
 
 
 def run_attempt(prompt: str, public_dir: Path, program: AgentProgram, limits: Limits, hidden: list[Path],

@@ -106,6 +106,7 @@ class JournalRecord(BaseModel):
     execution: str | None = None  # how the agent ran, e.g. "persistent sandbox per query"
     model_reported: str | None = None  # the model id the server reported
     reused_from: str | None = None  # the earlier run whose hand-in this record grades (None: its own run)
+    transcript_sha256: str | None = None  # the attempt's transcript: <runs>/<agent>/artifacts/<sha256>
 
 
 class JournalWriteError(OSError):

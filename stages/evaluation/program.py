@@ -32,6 +32,7 @@ class Attempt:
     limits_hit: tuple[str, ...] = ()
     answer_problem: str | None = None  # why an answer.json that exists was not taken
     files: dict[str, Collected] = field(default_factory=dict)  # the other files asked for
+    events: tuple = ()  # an agent loop's transcript events (stages/evaluation/transcript.py)
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,7 @@ class AgentProgram:
     kept_run: Path | None = None
     warm: tuple[str, ...] | None = None
     loop: Callable[[Any, str, dict[str, str]], Any] | None = None
+    transcript: bool = True  # False for a program that sees private files (the oracle): it keeps none
 
 
 def warm_script(program: AgentProgram) -> tuple[str, list[str]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from stages.evaluation.program import AgentProgram, Attempt, warm_script
@@ -58,8 +59,8 @@ def run_query(
     """
     collect_bytes = MAX_ARTIFACT_BYTES if collect else MAX_ANSWER_BYTES
     if program.loop is not None:
-        return attempt_of(run_loop(program, prompt, public_dir, limits, hidden, (ANSWER_FILE, *collect),
-                                   collect_bytes), collect)
+        result, events = run_loop(program, prompt, public_dir, limits, hidden, (ANSWER_FILE, *collect), collect_bytes)
+        return replace(attempt_of(result, collect), events=events)
     if program.warm is not None and not unsafe_no_sandbox:
         script, args = warm_script(program)
         spec = PoolSpec(limits, tuple(hidden), program.warm, tuple(sorted(program.ro_binds.items())))
@@ -106,8 +107,10 @@ def attempt_of(result: RunResult, collect: tuple[str, ...]) -> Attempt:
 
 
 def run_loop(program: AgentProgram, prompt: str, public_dir: Path, limits: Limits, hidden: list[Path],
-             names: tuple[str, ...], cap: int) -> RunResult:
+             names: tuple[str, ...], cap: int) -> tuple[RunResult, tuple]:
     """Run an agent loop in the harness with the query's kernel; the hand-in is taken from the kernel's `work/`.
+
+    Returns the run and the loop's transcript events.
 
     A kernel whose sandbox cannot start is an infrastructure error; one the model's code ends (it
     killed the zygote) ends the loop with what it handed in: nothing, its files went with it.
@@ -116,7 +119,7 @@ def run_loop(program: AgentProgram, prompt: str, public_dir: Path, limits: Limit
     try:
         kernel = Kernel(limits, prompt, public_dir, hidden=hidden, binds=tuple(sorted(program.ro_binds.items())))
     except (KernelDied, PoolDied, OSError) as error:
-        return RunResult(None, False, time.monotonic() - started, "", "", f"the kernel did not start: {error}")
+        return RunResult(None, False, time.monotonic() - started, "", "", f"the kernel did not start: {error}"), ()
     with kernel:
         outcome = program.loop(kernel, prompt, program.env)
         try:
@@ -125,7 +128,7 @@ def run_loop(program: AgentProgram, prompt: str, public_dir: Path, limits: Limit
             files, ended = {}, f"{error}\n"
     stopped = "the harness was stopped by a signal during the run" if debris.stopping() else None
     return RunResult(outcome.exit_code, False, time.monotonic() - started, outcome.record[-LOG_TAIL:], ended,
-                     stopped, outcome.limits_hit, files, "harness loop, bwrap kernel per query")
+                     stopped, outcome.limits_hit, files, "harness loop, bwrap kernel per query"), outcome.events
 
 
 def run_in_process(function: Callable[[Path], None], workspace: Path, names: tuple[str, ...],

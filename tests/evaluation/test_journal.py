@@ -199,7 +199,8 @@ def test_a_record_is_one_ascii_json_line_with_fields_in_schema_order():
         b'"checkpoints": {}, '
         b'"tokens": 0, "cost_usd": 0.0, '
         b'"stdout": "\\u00e9\\u2028\\n", "stderr": "", "usage": null, "agent_seconds": null, '
-        b'"agent_limit": null, "execution": null, "model_reported": null, "reused_from": null}\n')
+        b'"agent_limit": null, "execution": null, "model_reported": null, "reused_from": null, '
+        b'"transcript_sha256": null}\n')
 
 
 def test_the_key_is_a_24_character_hash_that_does_not_change_between_versions():

@@ -58,6 +58,7 @@ def oracle(options: dict, query: QueryContext) -> AgentProgram:
         argv=[sys.executable, "/agent/reproduce.py"],
         agent_dir=query.private_dir / "annotator",
         kept_run=kept,
+        transcript=False,  # the annotator's script sees the private files: nothing of its run is kept
     )
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import openai
 
 from stages.evaluation.agents.llm.client import QUERY_HEADER, ROLE_HEADER, shared_client
+from stages.evaluation.transcript import ModelTurn, capped
 
 BUDGET_ERROR = "scibench_budget_exhausted"
 UNAVAILABLE_ERROR = "scibench_model_unavailable"
@@ -51,8 +52,10 @@ class Reply:
 class Chat:
     """Chat completions through the query's proxy, within the loop's turn and wall-clock bounds."""
 
-    def __init__(self, token: str, model: str, max_turns: int, deadline: float, log):
+    def __init__(self, token: str, model: str, max_turns: int, deadline: float, log, events: list):
         self.token, self.model, self.max_turns, self.deadline, self.log = token, model, max_turns, deadline, log
+        self.events = events  # the transcript's (stages/evaluation/transcript.py)
+        self._sent: dict[str, list[dict]] = {}  # per role, the conversation as last sent
         self.calls = 0
 
     def remaining(self) -> float:
@@ -67,26 +70,44 @@ class Chat:
             raise Stop("wall_budget")
         self.calls += 1
         extra = {"tools": tools} if tools else {}
+        sent = self._new_messages(role, messages)
         try:
             response = await asyncio.wait_for(shared_client().chat.completions.create(
                 model=self.model, messages=messages,
                 extra_headers={ROLE_HEADER: role, QUERY_HEADER: self.token}, **extra), self.remaining())
         except (openai.APITimeoutError, TimeoutError):
-            raise Stop("wall_budget", "no reply before the wall budget ran out") from None
+            stop = Stop("wall_budget", "no reply before the wall budget ran out")
         except openai.APIStatusError as error:
-            raise _stop_for(error) from None
+            stop = _stop_for(error)
         except openai.APIConnectionError as error:
-            raise Stop("model_unavailable", str(error)) from None
+            stop = Stop("model_unavailable", str(error))
+        else:
+            stop = None
+        if stop is not None:
+            self.events.append(ModelTurn(role=role, sent=sent, error=str(stop)))
+            raise stop
         choice = response.choices[0]
         calls = [{"id": call.id, "type": "function",
                   "function": {"name": call.function.name, "arguments": call.function.arguments}}
                  for call in (choice.message.tool_calls or []) if getattr(call, "function", None)]
         reply = Reply(choice.message.content or "", calls, choice.finish_reason)
+        self.events.append(ModelTurn(role=role, sent=sent, reply=capped(reply.content), tool_calls=calls,
+                                     finish_reason=reply.finish_reason))
         self.log(f"[{role}] call {self.calls}: finish {reply.finish_reason}, {len(calls)} tool calls, "
                  f"{self.remaining():.0f} s left")
         if reply.finish_reason == "length":
             raise Stop("finish_length")
         return reply
+
+
+    def _new_messages(self, role: str, messages: list[dict]) -> list[dict]:
+        """The messages of this call that the last call of `role` did not send (capped)."""
+        last = self._sent.get(role, [])
+        common = next((n for n, (a, b) in enumerate(zip(last, messages, strict=False)) if a != b),
+                      min(len(last), len(messages)))
+        self._sent[role] = list(messages)
+        return [{**message, "content": capped(message.get("content"))} if isinstance(message.get("content"), str)
+                else message for message in messages[common:]]
 
 
 def _stop_for(error: openai.APIStatusError) -> Stop:

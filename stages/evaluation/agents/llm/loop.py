@@ -18,6 +18,7 @@ from stages.evaluation.agents.llm.chat import Chat, Stop
 from stages.evaluation.agents.llm.programs import one_turn, reflexion, selfdebug
 from stages.evaluation.agents.llm.session import Config, Session
 from stages.evaluation.agents.llm.tools import react, workflow
+from stages.evaluation.transcript import Stop as StopEvent
 from stages.sandbox.kernel import Kernel, KernelDied
 
 STRATEGIES = {"one_turn": one_turn, "react": react, "selfdebug": selfdebug, "reflexion": reflexion,
@@ -32,6 +33,7 @@ class LoopOutcome:
     exit_code: int
     record: str
     limits_hit: tuple[str, ...] = ()
+    events: tuple = ()  # the transcript's (stages/evaluation/transcript.py)
 
 
 async def run_strategy(session: Session) -> int:
@@ -43,21 +45,26 @@ async def run_strategy(session: Session) -> int:
         session.say(f"stopped: {stop}")
     except KernelDied as error:  # the model's code ended its own sandbox: nothing more can run
         session.say(f"{error}\nscibench-llm stop: kernel_died")
+        session.events.append(StopEvent(reason="kernel_died", detail="the model's code ended its sandbox"))
         return 1
     except Exception:  # the loop's own failure: say so, and hand in what work/ holds
         log.exception("the llm loop failed")
         session.say(traceback.format_exc())
         session.say("scibench-llm stop: loop_error")
+        session.events.append(StopEvent(reason="loop_error"))
         return 2
     session.say(f"scibench-llm stop: {reason}")
+    session.events.append(StopEvent(reason=reason))
     return 3 if reason == "model_unavailable" else session.exit_code()
 
 
 def run_loop(config: Config, token: str, kernel: Kernel, prompt: str) -> LoopOutcome:
     """Run one query's loop on the process's event loop and wait for it; the wall budget starts now."""
     record: list[str] = []
-    chat = Chat(token, config.model, config.max_turns, time.monotonic() + config.wall_budget_s, record.append)
-    session = Session(config, chat, kernel, prompt, log=record)
+    events: list = []
+    chat = Chat(token, config.model, config.max_turns, time.monotonic() + config.wall_budget_s, record.append,
+                events)
+    session = Session(config, chat, kernel, prompt, log=record, events=events)
     code = eventloop.run(run_strategy(session))
     hits = {hit for ran in session.runs for hit in ran.limits_hit if hit != "wall"}  # a code timeout is told
-    return LoopOutcome(code, "\n".join(session.log) + "\n", tuple(sorted(hits)))
+    return LoopOutcome(code, "\n".join(session.log) + "\n", tuple(sorted(hits)), tuple(events))

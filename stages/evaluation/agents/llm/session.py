@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass, field
 
 from stages.evaluation.agents.llm.chat import Chat, Stop
+from stages.evaluation.transcript import CodeRun, capped
 from stages.sandbox.kernel import CellResult, Kernel
 from stages.sandbox.workspace import ANSWER_FILE, MAX_ANSWER_BYTES
 
@@ -35,6 +36,7 @@ class Session:
     kernel: Kernel
     task: str  # prompt.md
     log: list[str] = field(default_factory=list)  # the loop's own record, kept as the attempt's stdout
+    events: list = field(default_factory=list)  # the transcript's (stages/evaluation/transcript.py)
     runs: list[CellResult] = field(default_factory=list)
 
     def say(self, line: str) -> None:
@@ -49,6 +51,8 @@ class Session:
         ran = await asyncio.get_running_loop().run_in_executor(
             None, self.kernel.run, code, timeout, self.config.tool_output_chars)
         self.runs.append(ran)
+        self.events.append(CodeRun(code=capped(code), stdout=ran.stdout, stderr=ran.stderr, exit_code=ran.exit_code,
+                                   seconds=ran.seconds, restarted=ran.restarted, limits_hit=list(ran.limits_hit)))
         self.say(f"  code run {len(self.runs)}: exit {ran.exit_code} in {ran.seconds} s"
                  + (" (kernel restarted)" if ran.restarted else ""))
         return ran
