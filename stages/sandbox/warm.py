@@ -163,7 +163,7 @@ class WarmPool:
         line, deadline = b"", time.monotonic() + seconds
         while not line.endswith(b"\n"):
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self._replies], [], [], left)[0]:
+            if left <= 0 or not _readable(self._replies, left):
                 raise PoolDied(f"the zygote gave no answer in {seconds:.0f} s; its log: {self.log_tail()}")
             chunk = os.read(self._replies, 1 << 16)
             if not chunk:
@@ -270,13 +270,23 @@ def _tail(root: str, name: str) -> str:
         os.close(fd)
 
 
+def _readable(fd: int, seconds: float) -> bool:
+    """Whether `fd` has data (or its end) within `seconds`.
+
+    `poll`, not `select`: a harness holding many kernels has descriptors past select's 1024.
+    """
+    poll = select.poll()
+    poll.register(fd, select.POLLIN)
+    return bool(poll.poll(seconds * 1000))
+
+
 def _sandbox_pid(fd: int, seconds: float) -> int:
     """The host pid of the sandbox's init, from bwrap's info fd (JSON), within `seconds`."""
     data, deadline = b"", time.monotonic() + seconds
     try:
         while not data.rstrip().endswith(b"}"):
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
+            if left <= 0 or not _readable(fd, left):
                 raise PoolDied("bwrap reported no sandbox pid")
             chunk = os.read(fd, 1 << 16)
             if not chunk:

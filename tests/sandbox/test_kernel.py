@@ -154,3 +154,14 @@ def test_a_cell_that_fills_memory_is_killed_and_the_kernel_restarts(kernel):
 def test_a_cell_that_kills_the_zygote_ends_the_query(kernel):
     with pytest.raises(KernelDied, match="the query's sandbox ended"):
         kernel.run("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time\ntime.sleep(5)", 5, 1000)
+
+
+def test_a_kernel_answers_when_the_harness_holds_more_than_1024_descriptors(tmp_path):
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]  # 128 kernels in flight hold as many
+    try:
+        (tmp_path / "public").mkdir()
+        with Kernel(LIMITS, "the prompt", tmp_path / "public", hidden=(PROJECT, tmp_path)) as kernel:
+            assert kernel.run("print('answered')", 5, 1000).stdout == "answered\n"
+    finally:
+        for fd in held:
+            os.close(fd)
