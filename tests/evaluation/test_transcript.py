@@ -11,7 +11,7 @@ import json
 import shutil
 
 import pytest
-from scibench_testing.llm_tasks import API_KEY, KEY_ENV, MEAN_CODE, MODEL, llm_options, run_llm_query
+from scibench_testing.llm_tasks import API_KEY, KEY_ENV, MEAN_CODE, MODEL, SUBMIT, llm_options, python, run_llm_query
 from scibench_testing.scripted_llm import ScriptedLLM, Turn
 
 from stages.evaluation.transcript import Transcript
@@ -24,17 +24,13 @@ def api_key(monkeypatch):
     monkeypatch.setenv(KEY_ENV, API_KEY)
 
 
-def python(code: str) -> Turn:
-    return Turn(tool_calls=[("python", json.dumps({"code": code}))])
-
-
 def read_transcript(tmp_path, record) -> tuple[bytes, Transcript]:
     data = (tmp_path / "artifacts" / record.transcript_sha256).read_bytes()
     return data, Transcript.model_validate_json(data)
 
 
 def test_a_react_run_is_on_record_call_by_call_and_cell_by_cell(tmp_path):
-    with ScriptedLLM([Turn(content="Looking."), python(MEAN_CODE), Turn(tool_calls=[("submit", "{}")])]) as server:
+    with ScriptedLLM([Turn(content="Looking."), python(MEAN_CODE), SUBMIT]) as server:
         ran = run_llm_query(tmp_path, llm_options(server.base_url))
     _, transcript = read_transcript(tmp_path, ran.record)
     kinds = [(event.kind, getattr(event, "role", None)) for event in transcript.events]
@@ -56,7 +52,7 @@ def test_a_react_run_is_on_record_call_by_call_and_cell_by_cell(tmp_path):
 def test_a_transcript_holds_no_gold_no_key_and_no_host_path(tmp_path):
     look = ("import os\nprint(sorted(os.listdir('.')), os.getcwd())\n"
             "open('work/answer.json', 'w').write('{\"answer\": 0}')")
-    with ScriptedLLM([python(look), Turn(tool_calls=[("submit", "{}")])]) as server:
+    with ScriptedLLM([python(look), SUBMIT]) as server:
         ran = run_llm_query(tmp_path, llm_options(server.base_url))
     data, transcript = read_transcript(tmp_path, ran.record)
     text = data.decode()

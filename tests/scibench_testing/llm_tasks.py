@@ -7,12 +7,14 @@ server and runs `stages.evaluation.harness.evaluate_query` in the real sandbox; 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 from scibench_testing.limits import limits_with
 from scibench_testing.project import ROOT
+from scibench_testing.scripted_llm import Turn
 
 from benchmarks.runs import number_task, write_benchmark
 from stages.catalog import TaskSpec
@@ -44,6 +46,14 @@ json.dump({"answer": sum(xs) / len(xs)}, open("work/answer.json", "w"))
 print("mean", sum(xs) / len(xs))
 """
 FAILING_CODE = "import json\nraise SystemExit(open('data/missing.csv').read())\n"
+
+
+def python(code: str) -> Turn:
+    """The model's turn that runs `code` with the `python` tool."""
+    return Turn(tool_calls=[("python", json.dumps({"code": code}))])
+
+
+SUBMIT = Turn(tool_calls=[("submit", "{}")])
 
 
 def tiny_benchmark(root: Path, queries: int = 1, prompt: str = PROMPT) -> tuple[Path, list[dict]]:

@@ -12,7 +12,7 @@ import socket
 
 import httpx
 import pytest
-from scibench_testing.llm_tasks import API_KEY, KEY_ENV, MEAN_CODE, MODEL, llm_options, run_llm_query
+from scibench_testing.llm_tasks import API_KEY, KEY_ENV, MEAN_CODE, MODEL, SUBMIT, llm_options, python, run_llm_query
 from scibench_testing.scripted_llm import ScriptedLLM, Turn, usage
 
 from stages.evaluation.agents.llm import proxy_service
@@ -26,8 +26,7 @@ from stages.params import ModelPrice
 from stages.scoring.query.outcomes import Outcome
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
-SUBMIT = Turn(tool_calls=[("submit", "{}")])
-COMPUTE = Turn(tool_calls=[("python", json.dumps({"code": MEAN_CODE}))])
+COMPUTE = python(MEAN_CODE)
 
 
 @pytest.fixture(autouse=True)

@@ -7,11 +7,10 @@ the model was shown, what the record says and how the hand-in scores.
 
 from __future__ import annotations
 
-import json
 import shutil
 
 import pytest
-from scibench_testing.llm_tasks import API_KEY, KEY_ENV, MEAN_CODE, MODEL, llm_options, run_llm_query
+from scibench_testing.llm_tasks import API_KEY, KEY_ENV, MEAN_CODE, MODEL, SUBMIT, llm_options, python, run_llm_query
 from scibench_testing.scripted_llm import ScriptedLLM, Turn, usage
 
 from stages.scoring.query.outcomes import Outcome
@@ -22,13 +21,6 @@ pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewra
 @pytest.fixture(autouse=True)
 def api_key(monkeypatch):
     monkeypatch.setenv(KEY_ENV, API_KEY)
-
-
-def python(code: str) -> Turn:
-    return Turn(tool_calls=[("python", json.dumps({"code": code}))])
-
-
-SUBMIT = Turn(tool_calls=[("submit", "{}")])
 
 
 def test_a_tool_call_its_result_and_submit_hand_in_a_scored_answer(tmp_path):
