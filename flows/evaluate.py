@@ -23,6 +23,7 @@ from prefect.futures import as_completed
 from flows.prefect_api import prefect_api, publish, run_flow
 from flows.runners import task_runner
 from stages.built_benchmark import benchmark_id, load_split
+from stages.evaluation.agents import PREPARE
 from stages.evaluation.agents.identity import AgentSetup, setup_agent
 from stages.evaluation.harness import evaluate_query, pending_queries
 from stages.evaluation.journal import Journal, JournalRecord
@@ -89,6 +90,7 @@ def evaluate(agent_name: str, split: str, settings: EvaluateParams, configured: 
     """Run every pending query of `split` for one configured agent (params.yaml `evaluate`, `agents`, `prices`)."""
     debris.start_harness()  # after Prefect's own SIGTERM handler: ours cleans up, then calls it
     agent = setup_agent(agent_name, configured, prices=prices)
+    PREPARE.get(configured.kind, lambda: None)()
     root = Path.cwd().resolve()
     journal = Journal(journal_path(root / RUNS, agent_name))
     done = {k for k, r in journal.latest().items() if r.infra_error is None}

@@ -27,4 +27,8 @@ IDENTITIES = {
     "command": command.identity,  # nor how its model (if any) is reached
 }
 
-__all__ = ["AGENTS", "IDENTITIES", "AgentProgram", "QueryContext"]
+# What a kind loads once per evaluation process, before its queries run in many threads at once
+# (which would otherwise all wait on the same imports).
+PREPARE = {"llm": llm.prepare}
+
+__all__ = ["AGENTS", "IDENTITIES", "PREPARE", "AgentProgram", "QueryContext"]

@@ -72,6 +72,18 @@ def program(options: dict, query: QueryContext) -> AgentProgram:
                         service=proxy_service(parsed, query, in_process=True))
 
 
+def prepare() -> None:
+    """Load the loop and its client (the openai SDK, ~0.8 CPU-seconds) and start the event loop, once."""
+    from stages.evaluation.agents.llm import eventloop
+    from stages.evaluation.agents.llm.client import shared_client
+    from stages.evaluation.agents.llm.loop import run_loop  # noqa: F401 - loaded here, used per query
+
+    async def make_client() -> None:
+        shared_client()
+
+    eventloop.run(make_client())
+
+
 def _run_loop(config: dict, kernel, prompt: str, env: dict[str, str]):
     from stages.evaluation.agents.llm.loop import run_loop  # the openai SDK only when a loop runs
     from stages.evaluation.agents.llm.service import TOKEN_ENV
