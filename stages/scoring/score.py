@@ -20,8 +20,8 @@ from pathlib import Path
 import pandas as pd
 
 from stages.built_benchmark import benchmark_id, built_task, load_split
-from stages.evaluation.agents.identity import setup_agent
-from stages.evaluation.journal import Journal, record_key
+from stages.evaluation.agents.identity import query_keys, setup_agent
+from stages.evaluation.journal import Journal
 from stages.hashing import write_json
 from stages.layout import BENCHMARK, JUDGEMENTS, METRICS, RUNS, SCORES, journal_path
 from stages.params import load_params
@@ -47,8 +47,7 @@ def main() -> None:
     agent = setup_agent(args.agent, params.agents[args.agent])
     split = params.evaluate.split
     queries = load_split(BENCHMARK, split)
-    keys = {row.query_id: record_key(row.task_hash, row.query_id, agent.agent_hash, agent.model)
-            for row in queries.itertuples()}
+    keys = query_keys(queries, agent)
     journal = Journal(journal_path(RUNS, args.agent))
     records = journal.latest()
     scored, honesty, attributions = score_split(queries, records, keys, BENCHMARK,

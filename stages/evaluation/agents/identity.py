@@ -11,6 +11,7 @@ from pathlib import Path
 
 from stages.evaluation.agents import AGENTS, IDENTITIES
 from stages.evaluation.agents.builtin import RUN_OPTIONS
+from stages.evaluation.journal import record_key
 from stages.evaluation.program import directory_hash
 from stages.hashing import content_hash
 from stages.params import AgentParams, PriceTable
@@ -43,3 +44,9 @@ def setup_agent(name: str, params: AgentParams, prices: PriceTable | None = None
     model = params.options.get("model")
     model = model.get("model") if isinstance(model, dict) else model  # a command agent's model access
     return AgentSetup(name, params, agent_hash, model, prices)
+
+
+def query_keys(queries, agent: AgentSetup) -> dict[str, str]:
+    """Each query's journal key for this agent (`queries`: rows with query_id and task_hash)."""
+    return {row.query_id: record_key(row.task_hash, row.query_id, agent.agent_hash, agent.model)
+            for row in queries.itertuples()}

@@ -1,0 +1,129 @@
+"""Transcripts as Inspect eval logs: one log per agent and split, opened with `inspect view`.
+
+Each query is a sample: its prompt as the input, the conversation rebuilt from the transcript
+(stages/evaluation/transcript.py) as its messages, scibench's score of the query as its score
+(the reward as the value, the hand-in as the answer, the outcome and the pass share q as the
+explanation and metadata), the record's usage as metadata. The target is left empty: the gold
+never leaves the private files. `created` is a constant, not a time, so the same runs give the
+same log bytes (it orders logs in `inspect view`, nothing else).
+
+    inspect view --log-dir processed/reports/inspect
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalResults, EvalSample, EvalSpec, write_eval_log
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageTool, ChatMessageUser
+from inspect_ai.scorer import Score
+from inspect_ai.tool import ToolCall
+
+from stages.built_benchmark import load_split
+from stages.evaluation.agents.identity import query_keys, setup_agent
+from stages.evaluation.journal import Journal, JournalRecord
+from stages.evaluation.transcript import ModelTurn, ProgramRun, Transcript
+from stages.layout import BENCHMARK, REPORTS, RUNS, SCORES, journal_path
+from stages.params import load_params
+
+CREATED = "2000-01-01T00:00:00+00:00"  # not a time: the log's bytes follow from the runs alone
+MESSAGES = {"system": ChatMessageSystem, "user": ChatMessageUser}
+
+
+def conversation(prompt: str, transcript: Transcript | None) -> list[ChatMessage]:
+    """The sample's messages: what each model call added, its reply and tool calls, in order."""
+    if transcript is None:
+        return [ChatMessageUser(content=prompt)]
+    messages: list[ChatMessage] = []
+    for event in transcript.events:
+        if isinstance(event, ModelTurn):
+            messages += [message for sent in event.sent if (message := _message(sent)) is not None]
+            calls = [ToolCall(id=call["id"], function=call["function"]["name"], type="function",
+                              arguments=_arguments(call["function"]["arguments"])) for call in event.tool_calls]
+            if event.error is None:
+                messages.append(ChatMessageAssistant(content=event.reply, tool_calls=calls or None))
+        elif isinstance(event, ProgramRun):
+            messages += [ChatMessageUser(content=prompt), ChatMessageAssistant(content=(
+                f"(the program ran in its sandbox: exit {event.exit_code}, {event.seconds} s)\n"
+                f"stdout:\n{event.stdout}\nstderr:\n{event.stderr}"))]
+    return messages or [ChatMessageUser(content=prompt)]
+
+
+def _message(sent: dict) -> ChatMessage | None:
+    content = sent.get("content") or ""
+    if sent.get("role") == "tool":
+        return ChatMessageTool(content=content, tool_call_id=sent.get("tool_call_id"))
+    kind = MESSAGES.get(sent.get("role"))
+    return kind(content=content) if kind is not None else None  # an assistant's: its reply, added with it
+
+
+def _arguments(text: str) -> dict:
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {"unparsed": text}
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def eval_log(agent: str, split: str, model: str | None, prompts: dict[str, str], scores: pd.DataFrame,
+             records: dict[str, JournalRecord], transcripts: dict[str, Transcript]) -> EvalLog:
+    """The log of one agent on one split (`scores`: its per-query scores, processed/scores/<agent>.parquet)."""
+    samples = []
+    for row in scores.sort_values("query_id").itertuples():
+        record = records.get(row.query_id)
+        usage = record.usage.total.model_dump(mode="json") if record is not None and record.usage else None
+        samples.append(EvalSample(
+            id=row.query_id, epoch=1, input=prompts[row.query_id], target="",
+            messages=conversation(prompts[row.query_id], transcripts.get(row.query_id)),
+            scores={"scibench": Score(value=float(row.reward),
+                                      answer=record.answer_text if record is not None else None,
+                                      explanation=f"{row.outcome}; q = {row.q}",
+                                      metadata={"outcome": row.outcome, "q": float(row.q)})},
+            metadata={"task_id": row.task_id, "agent_limit": row.agent_limit, "usage": usage,
+                      "transcript_sha256": record.transcript_sha256 if record is not None else None}))
+    spec = EvalSpec(created=CREATED, task=f"scibench/{split}", dataset=EvalDataset(name=split, samples=len(samples)),
+                    model=f"scibench/{model or agent}", config=EvalConfig(), metadata={"agent": agent})
+    return EvalLog(eval=spec, status="success", results=EvalResults(total_samples=len(samples),
+                                                                    completed_samples=len(samples)),
+                   samples=samples)
+
+
+def write_log(log: EvalLog, folder: Path, agent: str) -> Path:
+    """Write the log as JSON (`<agent>.json`: deterministic bytes, which the `.eval` zip's are not)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{agent}.json"
+    write_eval_log(log, path, format="json")
+    return path
+
+
+def agent_log(agent: str, split: str, queries: pd.DataFrame, runs: Path, scores: Path) -> EvalLog:
+    """The log of one configured agent from its journal, its transcripts and its per-query scores."""
+    setup = setup_agent(agent, load_params().agents[agent])
+    keys = query_keys(queries, setup)
+    latest = Journal(journal_path(runs, agent)).latest()
+    records = {query_id: latest[key] for query_id, key in keys.items() if key in latest}
+    artifacts = runs / agent / "artifacts"
+    transcripts = {query_id: Transcript.model_validate_json((artifacts / record.transcript_sha256).read_bytes())
+                   for query_id, record in records.items() if record.transcript_sha256}
+    prompts = dict(zip(queries["query_id"], queries["prompt"], strict=True))
+    return eval_log(agent, split, setup.model, prompts, pd.read_parquet(scores / f"{agent}.parquet"), records,
+                    transcripts)
+
+
+def main() -> None:
+    """DVC entry point `inspect`: every evaluated agent's log (but the oracle's) into processed/reports/inspect/."""
+    params = load_params()
+    split = params.evaluate.split
+    queries = load_split(BENCHMARK, split)
+    for agent in params.evaluate.agents:
+        if params.agents[agent].kind == "oracle":  # its script reads the private files: no transcript, no log
+            continue
+        path = write_log(agent_log(agent, split, queries, RUNS, SCORES), REPORTS / "inspect", agent)
+        print(f"inspect: {path}")
+    print(f"inspect: open them with `inspect view --log-dir {REPORTS / 'inspect'}`")
+
+
+if __name__ == "__main__":
+    main()
