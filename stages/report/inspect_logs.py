@@ -1,5 +1,7 @@
 """Transcripts as Inspect eval logs: one log per agent and split, opened with `inspect view`.
 
+Files: `processed/reports/inspect/2000-01-01T00-00-00_scibench_<agent>.json`.
+
 Each query is a sample: its prompt as the input, the conversation rebuilt from the transcript
 (stages/evaluation/transcript.py) as its messages, scibench's score of the query as its score
 (the reward as the value, the hand-in as the answer, the outcome and the pass share q as the
@@ -29,6 +31,9 @@ from stages.layout import BENCHMARK, REPORTS, RUNS, SCORES, journal_path
 from stages.params import load_params
 
 CREATED = "2000-01-01T00:00:00+00:00"  # not a time: the log's bytes follow from the runs alone
+# `inspect view` lists a JSON log only when its name starts with an ISO time (inspect_ai's
+# `log_file_pattern`): the same constant, then the agent.
+FILE_PREFIX = "2000-01-01T00-00-00_scibench"
 MESSAGES = {"system": ChatMessageSystem, "user": ChatMessageUser}
 
 
@@ -91,9 +96,9 @@ def eval_log(agent: str, split: str, model: str | None, prompts: dict[str, str],
 
 
 def write_log(log: EvalLog, folder: Path, agent: str) -> Path:
-    """Write the log as JSON (`<agent>.json`: deterministic bytes, which the `.eval` zip's are not)."""
+    """Write the log as JSON (deterministic bytes, which the `.eval` zip's are not): `<FILE_PREFIX>_<agent>.json`."""
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{agent}.json"
+    path = folder / f"{FILE_PREFIX}_{agent}.json"
     write_eval_log(log, path, format="json")
     return path
 

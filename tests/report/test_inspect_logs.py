@@ -7,10 +7,11 @@ model had, the tool calls and their results, scibench's score, and never the gol
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
-from inspect_ai.log import read_eval_log
+from inspect_ai.log import list_eval_logs, read_eval_log
 from scibench_testing.llm_tasks import (
     API_KEY,
     KEY_ENV,
@@ -60,7 +61,8 @@ def test_a_react_run_reads_back_as_an_inspect_sample(tmp_path):
     assert sample.messages[6].tool_calls[0].function == "submit"
     score = sample.scores["scibench"]
     assert (score.value, score.answer, score.metadata["outcome"]) == (1.0, '{"answer": 2.5}', "answered")
-    assert sample.target == "" and path.name == "react.json"
+    assert sample.target == "" and path.name == "2000-01-01T00-00-00_scibench_react.json"
+    assert [Path(info.name).name for info in list_eval_logs(str(path.parent), formats=["json"])] == [path.name]
 
 
 def test_the_gold_is_not_in_the_log_of_an_agent_that_missed_it(tmp_path):
