@@ -1,12 +1,19 @@
 """Inspect eval logs (stages/report/inspect_logs.py): a react run's transcript as a sample Inspect reads back.
 
 The log is written and read with inspect_ai's own functions; the sample holds the conversation the
-model had, the tool calls and their results, scibench's score, and never the gold.
+model had, the tool calls and their results, scibench's score, and never the gold. `inspect view`
+serves it, and headless Chromium opens the sample and finds what the model's code printed.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pandas as pd
@@ -70,3 +77,46 @@ def test_the_gold_is_not_in_the_log_of_an_agent_that_missed_it(tmp_path):
     path, log = logged(tmp_path, [python(wrong), SUBMIT])
     assert log.samples[0].scores["scibench"].value == 0.0
     assert "2.5" not in path.read_text()
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed: the viewer was not opened")
+def test_inspect_view_opens_the_react_runs_transcript_in_a_browser(tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    path, _ = logged(tmp_path, [python(MEAN_CODE), SUBMIT])
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    viewer = subprocess.Popen([str(Path(sys.executable).parent / "inspect"), "view", "--log-dir", str(path.parent),
+                               "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        listed = wait_for_logs(f"http://127.0.0.1:{port}/api/logs")
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=shutil.which("chromium"),
+                                                 args=["--no-sandbox", "--disable-gpu"])
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 900})
+                page.goto(f"http://127.0.0.1:{port}/#/logs/{path.name}", wait_until="networkidle")
+                page.get_by_text("q000", exact=True).first.click()
+                page.get_by_text("mean 2.5").first.wait_for(timeout=30_000)
+                shown = page.inner_text("body")
+            finally:
+                browser.close()
+    finally:
+        viewer.terminate()
+        viewer.wait(timeout=30)
+    assert [Path(name).name for name in listed] == [path.name]
+    assert "mean 2.5" in shown and "submit" in shown
+
+
+def wait_for_logs(url: str) -> list[str]:
+    """The viewer's list of log files, once it answers (within 60 s)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                return [entry["name"] for entry in json.load(response)["files"]]
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
