@@ -91,7 +91,10 @@ class Transcript(BaseModel):
 
 
 def capped(text: str | None, cap: int = TEXT_CAP) -> str:
-    """`text`, or its first and last `cap / 2` characters with a marker between."""
+    """`text`, or its first and last `cap / 2` characters with a marker between.
+
+    Used for transcripts, and for what an llm loop shows its model of a run.
+    """
     text = text or ""
     if len(text) <= cap:
         return text

@@ -15,7 +15,8 @@ A run succeeds when the program exits 0 and `work/answer.json` is a JSON object.
 from __future__ import annotations
 
 from stages.evaluation.agents.llm.prompts import extract_code, system_prompt, task_message
-from stages.evaluation.agents.llm.session import Session, shorten
+from stages.evaluation.agents.llm.session import Session
+from stages.evaluation.transcript import capped
 
 ERROR_CHARS = 8000
 NO_CODE = "Your reply had no ```python block."
@@ -63,10 +64,10 @@ async def failure(session: Session, code: str | None, missing: str = NO_CODE) ->
     ran = await session.run(code)
     if ran.exit_code != 0:
         status = "was killed at its time limit" if ran.exit_code is None else f"exited with code {ran.exit_code}"
-        return f"The program {status}.\nstderr (end):\n{shorten(ran.stderr, ERROR_CHARS)}"
+        return f"The program {status}.\nstderr (end):\n{capped(ran.stderr, ERROR_CHARS)}"
     problem = await session.answer_problem()
     if problem is not None:
-        return f"The program ran, but {problem}.\nstdout (end):\n{shorten(ran.stdout, ERROR_CHARS)}"
+        return f"The program ran, but {problem}.\nstdout (end):\n{capped(ran.stdout, ERROR_CHARS)}"
     return None
 
 

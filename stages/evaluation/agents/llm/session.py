@@ -92,12 +92,5 @@ def describe(ran: CellResult, timeout: float, chars: int) -> str:
     if ran.restarted:
         status += "; the kernel was restarted: variables and imports are gone, files in work/ are kept"
     text = f"{status} ({ran.seconds:.1f} s)\nstdout:\n{ran.stdout}\nstderr:\n{ran.stderr}"
-    return shorten(text, chars)
+    return capped(text, chars)
 
-
-def shorten(text: str, chars: int) -> str:
-    """`text`, or its first and last `chars / 2` characters with a marker between."""
-    if len(text) <= chars:
-        return text
-    half = chars // 2
-    return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
