@@ -62,8 +62,9 @@ def load_task(folder: Path) -> CatalogTask:
     reproduce = folder / "reproduce.py"
     if not reproduce.is_file():
         raise CatalogError(f"{folder}: missing reproduce.py (the annotator reproduction script)")
-    library = tuple(sorted([*(folder.parent / ANNOTATOR_LIB).glob("*.py"),
-                            *(folder.parent.parent / ANNOTATOR_COMMON).glob("*.py"), HARNESS_METRICS]))
+    # In a fixed order, never by absolute path: where the checkout lies must not change a hash.
+    library = (*sorted((folder.parent.parent / ANNOTATOR_COMMON).glob("*.py")),
+               *sorted((folder.parent / ANNOTATOR_LIB).glob("*.py")), HARNESS_METRICS)
     # The scope list is the task's query pool, not the task: adding a scope adds queries and keeps
     # every other query's id (and its label, journal records and scores) as it was.
     identity = {name: value for name, value in raw.items() if name != "scopes"} if isinstance(raw, dict) else raw

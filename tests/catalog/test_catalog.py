@@ -169,3 +169,18 @@ def test_a_task_hash_covers_its_content_but_not_its_scope_list(tmp_path):
     edited = hashes()[1]
     (tmp_path / "annotator_common" / "annotator_common.py").write_text("# a shared library edited\n")
     assert hashes()[0] == source.definition_hash and hashes()[1] not in {source.task_hash, edited}
+
+
+def test_the_libraries_of_a_task_hash_are_in_an_order_no_checkout_path_changes(tmp_path):
+    """Sorted by absolute path, the harness's metrics came first in a checkout under /check and
+    last under /work, and every task hash moved with the checkout."""
+    source = load_catalog(CATALOG, ["control"])[0]
+    shutil.copytree(source.folder, tmp_path / "control" / source.spec.id)
+    shutil.copytree(source.folder.parent / "annotator_lib", tmp_path / "control" / "annotator_lib")
+    shutil.copytree(CATALOG / "annotator_common", tmp_path / "annotator_common")
+    for task in (source, load_task(tmp_path / "control" / source.spec.id)):
+        folders = [path.parent.name for path in task.annotator_lib]
+        common, lib = folders.count("annotator_common"), folders.count("annotator_lib")
+        assert common and lib
+        assert folders == ["annotator_common"] * common + ["annotator_lib"] * lib + ["query"]
+        assert task.annotator_lib[-1] == HARNESS_METRICS
