@@ -24,7 +24,7 @@ from flows.prefect_api import prefect_api, publish, run_flow
 from flows.runners import task_runner
 from stages.built_benchmark import benchmark_id, load_split
 from stages.evaluation.agents import PREPARE
-from stages.evaluation.agents.identity import AgentSetup, setup_agent
+from stages.evaluation.agents.identity import AgentSetup, agent_epochs, setup_agent
 from stages.evaluation.harness import evaluate_query, pending_queries
 from stages.evaluation.journal import Journal, JournalRecord
 from stages.layout import BENCHMARK, RUNS, journal_path
@@ -32,7 +32,7 @@ from stages.params import AgentParams, EvaluateParams, PriceTable, load_params
 from stages.sandbox import debris
 
 
-@task(name="run query", task_run_name="{agent.name} on {query[task_id]} {query[scope]}",
+@task(name="run query", task_run_name="{agent.name} on {query[task_id]} {query[scope]} epoch {query[epoch]}",
       cache_policy=NO_CACHE)
 def run_one(query: dict, agent: AgentSetup, bench_id: str, limits, hidden, retries: int,
             root: Path, unsafe: bool) -> JournalRecord:
@@ -41,15 +41,17 @@ def run_one(query: dict, agent: AgentSetup, bench_id: str, limits, hidden, retri
                           artifacts=root / RUNS / agent.name / "artifacts")
 
 
-def run_summary(split: str, n_queries: int, records: list[JournalRecord]) -> dict:
+def run_summary(split: str, n_queries: int, records: list[JournalRecord], epochs: int = 1) -> dict:
     """What this run did on its split: queries, run now, already journaled, infra errors, limits.
+
+    With `epochs` > 1 every query runs that many times: `ran` and `already_done` count runs.
 
     `reused`: per origin, the records graded on an earlier run's hand-in instead of a run of their own.
     """
     limits = Counter(limit for record in records for limit in record.limits_hit)
     reused = Counter(record.reused_from for record in records if record.reused_from is not None)
-    return {"split": split, "queries": n_queries, "ran": len(records),
-            "already_done": n_queries - len(records),
+    return {"split": split, "queries": n_queries, "epochs": epochs, "ran": len(records),
+            "already_done": n_queries * epochs - len(records),
             "infra_errors": sum(record.infra_error is not None for record in records),
             "infra_retries": sum(record.attempts - 1 for record in records),
             "limits_hit": dict(sorted(limits.items())), "reused": dict(sorted(reused.items()))}
@@ -95,7 +97,8 @@ def evaluate(agent_name: str, split: str, settings: EvaluateParams, configured: 
     journal = Journal(journal_path(root / RUNS, agent_name))
     done = {k for k, r in journal.latest().items() if r.infra_error is None}
     split_queries = load_split(root / BENCHMARK, split)
-    queries = pending_queries(split_queries, agent, done)
+    epochs = agent_epochs(configured, settings)
+    queries = pending_queries(split_queries, agent, done, epochs)
     futures = run_one.map(
         queries, agent=unmapped(agent), bench_id=unmapped(benchmark_id(root / BENCHMARK)),
         limits=unmapped(settings.limits.to_limits()), hidden=unmapped([root]),
@@ -107,14 +110,16 @@ def evaluate(agent_name: str, split: str, settings: EvaluateParams, configured: 
         record = future.result()
         journal.append(record)
         records.append(record)
-    summary = run_summary(split, len(split_queries), records)
+    summary = run_summary(split, len(split_queries), records, epochs)
     publish_run(agent_name, split, records, summary)
     return summary
 
 
 def describe(agent: str, summary: dict) -> str:
     """One line a person reads at the end of a run."""
-    line = (f"evaluate@{agent} on {summary['split']}: {summary['queries']} queries, ran {summary['ran']}, "
+    epochs = summary.get("epochs", 1)
+    runs = f" x {epochs} epochs" if epochs > 1 else ""
+    line = (f"evaluate@{agent} on {summary['split']}: {summary['queries']} queries{runs}, ran {summary['ran']}, "
             f"{summary['already_done']} already in the journal")
     if summary["infra_errors"] or summary["infra_retries"]:
         line += (f"; {summary['infra_errors']} infra errors left after {summary['infra_retries']} "

@@ -11,10 +11,16 @@ def record(query_id: str, attempts: int = 1, infra_error: str | None = None,
 
 def test_the_summary_counts_this_split_only():
     summary = run_summary("val", 20, [record("q1"), record("q2", limits=("wall",))])
-    assert summary == {"split": "val", "queries": 20, "ran": 2, "already_done": 18, "infra_errors": 0,
+    assert summary == {"split": "val", "queries": 20, "epochs": 1, "ran": 2, "already_done": 18, "infra_errors": 0,
                        "infra_retries": 0, "limits_hit": {"wall": 1}, "reused": {}}
     assert describe("oracle", summary) == ("evaluate@oracle on val: 20 queries, ran 2, 18 already in the journal; "
                                            "limits hit {'wall': 1}")
+
+
+def test_with_epochs_the_summary_counts_runs():
+    summary = run_summary("test", 4, [record("q1"), record("q2"), record("q1")], epochs=3)
+    assert (summary["queries"], summary["epochs"], summary["ran"], summary["already_done"]) == (4, 3, 3, 9)
+    assert describe("react", summary) == "evaluate@react on test: 4 queries x 3 epochs, ran 3, 9 already in the journal"
 
 
 def test_a_fresh_split_has_nothing_already_done_and_infra_errors_are_named():

@@ -70,7 +70,8 @@ def evaluate_query(
     kept for the query, the program runs and the record says so.
     """
     folder = task_dir(benchmark, query["task_id"])
-    context = QueryContext(query["query_id"], query["task_id"], folder / "private", agent.prices)
+    epoch = query.get("epoch", 0)
+    context = QueryContext(query["query_id"], query["task_id"], folder / "private", agent.prices, epoch)
     program = AGENTS[agent.params.kind](agent.params.options, context)
     spec = built_task(benchmark, query["task_id"])
     artifact_name = spec.artifact.file if spec.artifact is not None else None
@@ -98,7 +99,8 @@ def evaluate_query(
                      **({artifact_name: artifact_sha256} if artifact_name else {}), **checkpoints}
         transcript = store_artifact(artifacts, transcript_of(attempt, query["query_id"], agent.name, handed_in))
     return JournalRecord(
-        key=record_key(query["task_hash"], query["query_id"], agent.agent_hash, agent.model),
+        key=record_key(query["task_hash"], query["query_id"], agent.agent_hash, agent.model, epoch),
+        epoch=epoch,
         query_id=query["query_id"],
         task_id=query["task_id"],
         agent=agent.name,
@@ -148,10 +150,13 @@ def run_attempt(prompt: str, public_dir: Path, program: AgentProgram, limits: Li
     return attempt, report
 
 
-def pending_queries(queries: pd.DataFrame, agent: AgentSetup, done: set[str]) -> list[dict]:
-    """The queries whose key is not yet in the journal, as plain dicts."""
+def pending_queries(queries: pd.DataFrame, agent: AgentSetup, done: set[str], epochs: int = 1) -> list[dict]:
+    """The (query, epoch) runs whose key is not yet in the journal, as plain dicts with an `epoch`.
+
+    Epoch by epoch: a run stopped halfway leaves whole epochs behind it, not a few runs of each.
+    """
     rows = queries.to_dict("records")
     return [
-        row for row in rows
-        if record_key(row["task_hash"], row["query_id"], agent.agent_hash, agent.model) not in done
+        {**row, "epoch": epoch} for epoch in range(epochs) for row in rows
+        if record_key(row["task_hash"], row["query_id"], agent.agent_hash, agent.model, epoch) not in done
     ]

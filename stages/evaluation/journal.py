@@ -107,15 +107,21 @@ class JournalRecord(BaseModel):
     model_reported: str | None = None  # the model id the server reported
     reused_from: str | None = None  # the earlier run whose hand-in this record grades (None: its own run)
     transcript_sha256: str | None = None  # the attempt's transcript: <runs>/<agent>/artifacts/<sha256>
+    epoch: int = 0  # which of the repeated runs of the query (`evaluate.epochs`) this is
 
 
 class JournalWriteError(OSError):
     """An append failed (e.g. a full disk); the file was rolled back to its last complete line."""
 
 
-def record_key(task_hash: str, query_id: str, agent_hash: str, model: str | None) -> str:
-    """The journal key of one (task, query, agent configuration, model)."""
-    return content_hash([task_hash, query_id, agent_hash, model], length=24)
+def record_key(task_hash: str, query_id: str, agent_hash: str, model: str | None, epoch: int = 0) -> str:
+    """The journal key of one (task, query, agent configuration, model, epoch).
+
+    Epoch 0 hashes what a key hashed before repeated runs existed, so a journal written then is
+    still the first epoch of the same runs.
+    """
+    parts = [task_hash, query_id, agent_hash, model] + ([epoch] if epoch else [])
+    return content_hash(parts, length=24)
 
 
 def encode_record(record: JournalRecord) -> bytes:

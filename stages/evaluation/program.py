@@ -43,6 +43,7 @@ class QueryContext:
     task_id: str
     private_dir: Path
     prices: PriceTable | None = None  # params.yaml `prices`, for agents whose model calls cost money
+    epoch: int = 0  # which run of the query this is (`evaluate.epochs`): it moves the model's seed
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ class EvaluateParams(Section):
     infra_retries: int = Field(2, ge=0)
     limits: SandboxLimits = SandboxLimits()
     dask_address: str | None = None  # run queries on an existing Dask cluster (tcp://host:8786)
+    # Runs of each query by agents whose runs can differ (llm, command); scores are their mean.
+    epochs: int = Field(1, ge=1)
 
 
 class AgentParams(Section):
@@ -27,6 +29,7 @@ class AgentParams(Section):
     kind: str
     options: dict[str, Any] = {}
     concurrency: int | None = Field(None, ge=1)  # queries in flight (default evaluate.concurrency)
+    epochs: int | None = Field(None, ge=1)  # runs of each query (default evaluate.epochs)
 
 
 class Generation(BaseModel):

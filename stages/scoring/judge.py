@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 
 from stages.built_benchmark import load_split
-from stages.evaluation.agents.identity import setup_agent
+from stages.evaluation.agents.identity import agent_epochs, setup_agent
 from stages.evaluation.journal import Journal
 from stages.layout import BENCHMARK, JUDGEMENTS, RUNS, journal_path
 from stages.params import load_params
@@ -41,7 +41,8 @@ def main() -> None:
     queries = load_split(BENCHMARK, params.evaluate.split)
     records = Journal(journal_path(RUNS, args.agent)).latest()
     judge = JudgeIdentity.of(settings)
-    todo = pending_hand_ins(queries, records, agent.agent_hash, agent.model, judge, load_verdicts(path))
+    todo = pending_hand_ins(queries, records, agent.agent_hash, agent.model, judge, load_verdicts(path),
+                            agent_epochs(params.agents[args.agent], params.evaluate))
     target = endpoint(settings)
     with httpx.Client() as client, ThreadPoolExecutor(settings.concurrency) as pool, open(path, "a") as out:
         for verdict in pool.map(lambda item: judge_one(client, target, judge, *item), todo):

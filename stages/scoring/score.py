@@ -15,18 +15,20 @@ honesty rate (share of graded queries whose reported metrics agree with the reco
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 
 from stages.built_benchmark import benchmark_id, built_task, load_split
-from stages.evaluation.agents.identity import query_keys, setup_agent
-from stages.evaluation.journal import Journal
+from stages.evaluation.agents.identity import AgentSetup, agent_epochs, query_keys, setup_agent
+from stages.evaluation.journal import Journal, JournalRecord
 from stages.hashing import write_json
 from stages.layout import BENCHMARK, JUDGEMENTS, METRICS, RUNS, SCORES, journal_path
-from stages.params import load_params
+from stages.params import JudgeParams, load_params
+from stages.scoring.aggregate.epochs import pass_at_k, summarize_epochs
 from stages.scoring.aggregate.suite import honesty_summary, modeling_reasonableness, query_frame, suite
-from stages.scoring.aggregate.summary import summarize, task_scores
+from stages.scoring.aggregate.summary import task_scores
 from stages.scoring.query.hand_ins import score_split
 from stages.scoring.query.reasonableness import judged_stages
 from stages.version import benchmark_version
@@ -38,6 +40,27 @@ def write_query_scores(frame: pd.DataFrame, path: Path) -> None:
     frame.to_parquet(path, index=False, compression="zstd")
 
 
+def score_epochs(queries: pd.DataFrame, agent: AgentSetup, epochs: int, records: dict[str, JournalRecord],
+                 judge: JudgeParams, verdicts: Path) -> tuple[list[dict], pd.DataFrame, dict[str, Counter], list]:
+    """Score every epoch's runs.
+
+    Returns per epoch task id -> scores, the per-run frame (with an `epoch` column), the honesty
+    verdicts per task over every run, and the runs' records.
+    """
+    per_epoch, frames, honesty, runs = [], [], {}, []
+    for epoch in range(epochs):
+        keys = query_keys(queries, agent, epoch)
+        scored, honest, attributions = score_split(queries, records, keys, BENCHMARK, RUNS / agent.name / "artifacts")
+        per_epoch.append({task_id: [score for _, score in pairs] for task_id, pairs in scored.items()})
+        by_query = {query_id: records[key] for query_id, key in keys.items()}
+        stages = judged_stages(judge, by_query, attributions, verdicts) if judge.model else {}
+        frames.append(query_frame(scored, by_query, attributions, stages).assign(epoch=epoch))
+        runs += by_query.values()
+        for task_id, counts in honest.items():
+            honesty[task_id] = honesty.get(task_id, Counter()) + counts
+    return per_epoch, pd.concat(frames, ignore_index=True), honesty, runs
+
+
 def main() -> None:
     """Score one agent's journal on the evaluated split."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -47,23 +70,22 @@ def main() -> None:
     agent = setup_agent(args.agent, params.agents[args.agent])
     split = params.evaluate.split
     queries = load_split(BENCHMARK, split)
-    keys = query_keys(queries, agent)
     journal = Journal(journal_path(RUNS, args.agent))
     records = journal.latest()
-    scored, honesty, attributions = score_split(queries, records, keys, BENCHMARK,
-                                                RUNS / args.agent / "artifacts")
-    summary = summarize({task_id: [score for _, score in pairs] for task_id, pairs in scored.items()})
-    by_query = {query_id: records[key] for query_id, key in keys.items()}
     verdicts = JUDGEMENTS / f"{args.agent}.jsonl"
-    stages = judged_stages(params.judge, by_query, attributions, verdicts) if params.judge.model else {}
-    frame = query_frame(scored, by_query, attributions, stages)
-    specs = {task_id: built_task(BENCHMARK, task_id) for task_id in scored}
+    epochs = agent_epochs(params.agents[args.agent], params.evaluate)
+    per_epoch, frame, honesty, judged = score_epochs(queries, agent, epochs, records, params.judge, verdicts)
+    summary = summarize_epochs(per_epoch)
+    specs = {task_id: built_task(BENCHMARK, task_id) for task_id in per_epoch[0]}
     settings = params.scoring
     summary.update(suite(frame, task_scores(summary), specs, settings.resamples, settings.level,
                          settings.seed))
+    hypothesis = {task_id for task_id, spec in specs.items() if spec.answer.hypothesis is not None}
+    for task_id, by_k in pass_at_k(frame, hypothesis).items():
+        summary["tasks"][task_id]["pass_at_k"] = by_k
     write_query_scores(frame, SCORES / f"{args.agent}.parquet")
     if params.judge.model is not None:
-        summary["modeling_reasonableness"] = modeling_reasonableness(params.judge, list(by_query.values()),
+        summary["modeling_reasonableness"] = modeling_reasonableness(params.judge, judged,
                                                                       verdicts)
     summary["honesty"] = honesty_summary(honesty)
     for task_id, counts in honesty.items():
@@ -78,8 +100,10 @@ def main() -> None:
     write_json(METRICS / f"{args.agent}.tasks.json",
                {"agent": args.agent, "split": split, "version": version, "packages": packages,
                 "tasks": tasks})
-    ci = metrics["score_ci"]
+    ci, epochs = metrics["score_ci"], metrics["epochs"]
     interval = f" [{ci['low']:.1f}, {ci['high']:.1f}]" if ci else ""
+    if epochs["n"] > 1:
+        interval += f", mean of {epochs['n']} epochs (SE {epochs['se']})"
     print(f"score@{args.agent}: {metrics['score']:.2f}/100{interval} on {metrics['n_queries']} {split} "
           f"queries; outcomes {metrics['outcomes']}")
 

@@ -200,13 +200,21 @@ def test_a_record_is_one_ascii_json_line_with_fields_in_schema_order():
         b'"tokens": 0, "cost_usd": 0.0, '
         b'"stdout": "\\u00e9\\u2028\\n", "stderr": "", "usage": null, "agent_seconds": null, '
         b'"agent_limit": null, "execution": null, "model_reported": null, "reused_from": null, '
-        b'"transcript_sha256": null}\n')
+        b'"transcript_sha256": null, "epoch": 0}\n')
 
 
 def test_the_key_is_a_24_character_hash_that_does_not_change_between_versions():
     # A changed key would make a resumed run redo every finished query.
     assert record_key("t1", "q1", "a1", None) == "759e7c63534e6e9cb2d9d467"
     assert record_key("t1", "q1", "a1", "m") == "b83fab4f4c087a64119f3a32"
+
+
+def test_epoch_zero_keeps_the_key_of_a_single_run_and_every_other_epoch_has_its_own():
+    # A journal written before repeated runs existed is the first epoch of the same runs.
+    assert record_key("t1", "q1", "a1", "m", epoch=0) == "b83fab4f4c087a64119f3a32"
+    keys = {record_key("t1", "q1", "a1", "m", epoch) for epoch in range(5)}
+    assert len(keys) == 5 and all(len(key) == 24 for key in keys)
+    assert record_key("t1", "q1", "a1", "m", 3) == record_key("t1", "q1", "a1", "m", 3)
 
 
 def test_latest_keeps_first_seen_key_order_and_the_last_record_of_each(tmp_path: Path):

@@ -27,7 +27,7 @@ from scibench_testing.project import ROOT
 
 from benchmarks.runs import number_task, write_benchmark
 from stages.built_benchmark import load_split
-from stages.evaluation.agents.identity import setup_agent
+from stages.evaluation.agents.identity import agent_epochs, setup_agent
 from stages.evaluation.harness import pending_queries
 from stages.evaluation.journal import JournalRecord, record_key
 from stages.layout import BENCHMARK
@@ -79,9 +79,12 @@ def journal_state(path: Path) -> JournalState:
 def expected_keys(project: Path, agent: str, split: str) -> set[str]:
     """The journal keys a complete run of `agent` on `split` writes, computed as the harness does."""
     with contextlib.chdir(project):  # params and benchmark paths are relative to the project
-        configured = setup_agent(agent, load_params().agents[agent])
-        rows = pending_queries(load_split(BENCHMARK, split), configured, set())
-    return {record_key(row["task_hash"], row["query_id"], configured.agent_hash, configured.model) for row in rows}
+        params = load_params()
+        configured = setup_agent(agent, params.agents[agent])
+        rows = pending_queries(load_split(BENCHMARK, split), configured, set(),
+                               agent_epochs(params.agents[agent], params.evaluate))
+    return {record_key(row["task_hash"], row["query_id"], configured.agent_hash, configured.model, row["epoch"])
+            for row in rows}
 
 
 @dataclass

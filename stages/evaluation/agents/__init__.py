@@ -27,8 +27,12 @@ IDENTITIES = {
     "command": command.identity,  # nor how its model (if any) is reached
 }
 
+# The kinds whose runs of one query can differ (a model samples; a program may). Every other kind's
+# run is fixed by the query alone, so it runs once whatever `epochs` says.
+REPEATED = {"llm", "command"}
+
 # What a kind loads once per evaluation process, before its queries run in many threads at once
 # (which would otherwise all wait on the same imports).
 PREPARE = {"llm": llm.prepare}
 
-__all__ = ["AGENTS", "IDENTITIES", "PREPARE", "AgentProgram", "QueryContext"]
+__all__ = ["AGENTS", "IDENTITIES", "PREPARE", "REPEATED", "AgentProgram", "QueryContext"]

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from stages.evaluation.agents import AGENTS, IDENTITIES
+from stages.evaluation.agents import AGENTS, IDENTITIES, REPEATED
 from stages.evaluation.agents.builtin import RUN_OPTIONS
 from stages.evaluation.journal import record_key
 from stages.evaluation.program import directory_hash
 from stages.hashing import content_hash
-from stages.params import AgentParams, PriceTable
+from stages.params import AgentParams, EvaluateParams, PriceTable
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,18 @@ def setup_agent(name: str, params: AgentParams, prices: PriceTable | None = None
     return AgentSetup(name, params, agent_hash, model, prices)
 
 
-def query_keys(queries, agent: AgentSetup) -> dict[str, str]:
-    """Each query's journal key for this agent (`queries`: rows with query_id and task_hash)."""
-    return {row.query_id: record_key(row.task_hash, row.query_id, agent.agent_hash, agent.model)
+def query_keys(queries, agent: AgentSetup, epoch: int = 0) -> dict[str, str]:
+    """Each query's journal key for this agent in one epoch (`queries`: rows with query_id and task_hash)."""
+    return {row.query_id: record_key(row.task_hash, row.query_id, agent.agent_hash, agent.model, epoch)
             for row in queries.itertuples()}
+
+
+def agent_epochs(params: AgentParams, settings: EvaluateParams) -> int:
+    """How many times each query runs for this agent: its own `epochs`, else `evaluate.epochs`.
+
+    A kind whose run the query alone fixes (the oracle, the floors, the reference models, the
+    heuristic) runs once: more epochs would repeat the same bytes.
+    """
+    if params.kind not in REPEATED:
+        return 1
+    return params.epochs or settings.epochs

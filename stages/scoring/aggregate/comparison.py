@@ -41,8 +41,15 @@ class ScoredAgent:
     queries: pd.DataFrame
 
     def scored(self) -> pd.DataFrame:
-        """The queries that were scored (not infra errors)."""
-        return self.queries[self.queries["outcome"] != Outcome.INFRA_ERROR.value]
+        """The scored (not infra-error) queries, one row each.
+
+        A query run in several epochs has the mean of its scored runs' numbers.
+        """
+        scored = self.queries[self.queries["outcome"] != Outcome.INFRA_ERROR.value]
+        if "epoch" not in scored.columns or not scored["epoch"].any():
+            return scored
+        numbers = scored.select_dtypes("number").columns.drop("epoch")
+        return scored.groupby(["task_id", "query_id"], sort=True, as_index=False)[list(numbers)].mean()
 
     def q_values(self) -> dict[str, dict[str, float]]:
         """Task id -> query id -> q of the scored queries."""

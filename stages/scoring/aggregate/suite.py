@@ -90,9 +90,14 @@ def query_frame(scored: Mapping[str, list[tuple[str, QueryScore]]],
 
 
 def scored_values(frame: pd.DataFrame) -> dict[str, np.ndarray]:
-    """Task id -> the q values of its scored (not infra-error) queries."""
+    """Task id -> the q values of its scored (not infra-error) queries, in query id order.
+
+    A query run in several epochs counts once, with the mean q of its scored runs: the interval is
+    over the queries the benchmark draws, not over repeats of the same query.
+    """
     scored = frame[frame["outcome"] != Outcome.INFRA_ERROR.value]
-    return {task_id: group["q"].to_numpy() for task_id, group in scored.groupby("task_id", sort=True)}
+    per_query = scored.groupby(["task_id", "query_id"], sort=True)["q"].mean()
+    return {task_id: group.to_numpy() for task_id, group in per_query.groupby(level="task_id", sort=True)}
 
 
 def tag_values(spec: TaskSpec, axis: str) -> list[str]:

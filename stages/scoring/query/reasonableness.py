@@ -135,12 +135,12 @@ def load_verdicts(path: Path) -> dict[str, Verdict]:
 
 
 def pending_hand_ins(queries: pd.DataFrame, records: Mapping[str, JournalRecord], agent_hash: str,
-                     model: str | None, judge: JudgeIdentity,
-                     done: Mapping[str, Verdict]) -> list[tuple[str, JournalRecord]]:
-    """(prompt, record) of every hand-in of the split this judge has no verdict on, or failed to reach."""
+                     model: str | None, judge: JudgeIdentity, done: Mapping[str, Verdict],
+                     epochs: int = 1) -> list[tuple[str, JournalRecord]]:
+    """(prompt, record) of every hand-in of the split, each epoch's, this judge has not judged or failed to reach."""
     todo = []
-    for row in queries.itertuples():
-        record = records.get(record_key(row.task_hash, row.query_id, agent_hash, model))
+    for epoch, row in ((epoch, row) for epoch in range(epochs) for row in queries.itertuples()):
+        record = records.get(record_key(row.task_hash, row.query_id, agent_hash, model, epoch))
         if record is None or record.answer_text is None:
             continue
         verdict = done.get(judge.verdict_key(record))

@@ -1,8 +1,9 @@
 """A killed evaluation of an `llm` agent resumes without losing or duplicating a journal key (SPEC §6).
 
-`python -m flows.evaluate <agent>` runs a hand-made six-query benchmark against the scripted
-server; it is SIGKILLed once its first record is journaled (with queries, their sandboxes and their
-proxies in flight), then rerun to completion. It starts a Prefect server and two evaluation
+`python -m flows.evaluate <agent>` runs a hand-made six-query benchmark twice (`evaluate.epochs: 2`)
+against the scripted server; it is SIGKILLed once its first record is journaled (with queries,
+their sandboxes and their proxies in flight), then rerun to completion. Each epoch's calls carry
+their own seed, and the model's answer says which seed it was given. It starts a Prefect server and two evaluation
 processes: 40-90 s on two shared cores.
 """
 
@@ -28,14 +29,15 @@ from scibench_testing.scripted_llm import Request, ScriptedLLM, Turn
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
 AGENT = "react_scripted"
 QUERIES = 6
+EPOCHS = 2
 
 
 def answer_its_query(request: Request) -> Turn:
-    """First turn of a query: code handing in its number; once that ran: submit."""
+    """First turn of a query: code handing in 10 x its number + the call's seed; once that ran: submit."""
     messages = request.body["messages"]
     if messages[-1]["role"] == "tool":
         return Turn(tool_calls=[("submit", "{}")])
-    number = int(re.search(r"QUERY (\d+)", request.text()).group(1))
+    number = 10 * int(re.search(r"QUERY (\d+)", request.text()).group(1)) + request.body["seed"]
     code = f"import json, time\ntime.sleep(0.5)\njson.dump({{'answer': {number}}}, open('work/answer.json', 'w'))\n"
     return Turn(tool_calls=[("python", json.dumps({"code": code}))], delay=0.3)
 
@@ -53,7 +55,7 @@ def test_a_killed_llm_evaluation_resumes_without_lost_or_duplicated_keys(tmp_pat
         with ScriptedLLM(answer_its_query) as llm:
             params = yaml.safe_load((ROOT / "params.yaml").read_text())
             params["agents"][AGENT] = {"kind": "llm", "options": llm_options(llm.base_url)}
-            params["evaluate"]["concurrency"] = 2
+            params["evaluate"] |= {"concurrency": 2, "epochs": EPOCHS}
             (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
             keys = expected_keys(project, AGENT, "test")
             with open(tmp_path / "killed.log", "wb") as log:
@@ -72,8 +74,10 @@ def test_a_killed_llm_evaluation_resumes_without_lost_or_duplicated_keys(tmp_pat
     finally:
         server.stop()
     state = journal_state(journal)
-    assert 1 <= killed.lines < QUERIES and killed.unreadable == [] and killed.duplicated() == 0
+    assert len(keys) == QUERIES * EPOCHS
+    assert 1 <= killed.lines < QUERIES * EPOCHS and killed.unreadable == [] and killed.duplicated() == 0
     assert [cmd for cmd in orphans if "llm" in cmd or "bwrap" in cmd] == []
     assert (state.lost(keys), state.duplicated(), state.unreadable, state.partial_tail) == (0, 0, [], 0)
-    answers = sorted(json.loads(line)["answer_text"] for line in journal.read_text().splitlines())
-    assert answers == sorted(json.dumps({"answer": n}) for n in range(QUERIES))
+    records = [json.loads(line) for line in journal.read_text().splitlines()]
+    answers = sorted((record["epoch"], json.loads(record["answer_text"])["answer"]) for record in records)
+    assert answers == [(epoch, 10 * n + epoch) for epoch in range(EPOCHS) for n in range(QUERIES)]

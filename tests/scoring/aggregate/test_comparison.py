@@ -83,3 +83,12 @@ def test_an_unknown_cost_makes_the_mean_cost_per_query_unknown():
     assert compare({"p": priced}, None, [], 100, 0, 0.95)["agents"]["p"]["cost_usd_per_query"] == 0.0
     priced.queries.loc[1, "cost_usd"] = None
     assert compare({"p": priced}, None, [], 100, 0, 0.95)["agents"]["p"]["cost_usd_per_query"] is None
+
+
+def test_an_agent_run_in_epochs_is_compared_on_each_querys_mean_over_its_scored_runs():
+    runs = agent([("a", "1", "answered", 1.0, 4.0, 0), ("a", "2", "answered", 1.0, 8.0, 0),
+                  ("a", "1", "answered", 0.0, 2.0, 0), ("a", "2", "infra_error", 0.0, 100.0, 0)],
+                 {"a": 75.0})
+    runs = ScoredAgent(runs.summary, runs.tasks, runs.queries.assign(epoch=[0, 0, 1, 1]))
+    assert runs.q_values() == {"a": {"1": 0.5, "2": 1.0}}
+    assert cost_ratio(runs, BASE, "wall_seconds") == 2.75  # (3/2 + 8/2) / 2; the infra error is skipped

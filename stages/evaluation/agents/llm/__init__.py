@@ -57,7 +57,10 @@ def proxy_service(access: ModelAccess, query: QueryContext, in_process: bool = F
     endpoint = Endpoint(url=access.base_url.rstrip("/") + "/chat/completions", api_key=api_key,
                         timeout_s=access.per_call_timeout_s, max_retries=access.max_retries,
                         backoff_s=access.retry_backoff_s, backoff_max_s=access.retry_backoff_max_s)
-    settings = Settings(endpoint=endpoint, model=access.model, generation=access.generation.request_fields(),
+    generation = access.generation.request_fields()
+    if "seed" in generation:  # each epoch its own seed, where the endpoint takes one
+        generation["seed"] += query.epoch
+    settings = Settings(endpoint=endpoint, model=access.model, generation=generation,
                         max_tokens=access.generation.max_tokens, max_calls=access.max_turns,
                         token_budget=access.token_budget, prices=prices)
     return ProxyService(settings, prices.version if prices else None, in_process)
