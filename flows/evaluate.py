@@ -19,6 +19,7 @@ from pathlib import Path
 from prefect import flow, task, unmapped
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
+from prefect.utilities.annotations import quote
 
 from flows.prefect_api import prefect_api, publish, run_flow
 from flows.runners import task_runner
@@ -32,8 +33,10 @@ from stages.params import AgentParams, EvaluateParams, PriceTable, load_params
 from stages.sandbox import debris
 
 
+# refresh_cache=False: never cached anyway, and it spares each run a lookup of Prefect's settings
+# that cost the flow process as much CPU as the rest of starting the task run.
 @task(name="run query", task_run_name="{agent.name} on {query[task_id]} {query[scope]} epoch {query[epoch]}",
-      cache_policy=NO_CACHE)
+      cache_policy=NO_CACHE, refresh_cache=False)
 def run_one(query: dict, agent: AgentSetup, bench_id: str, limits, hidden, retries: int,
             root: Path, unsafe: bool) -> JournalRecord:
     """Run one query in the sandbox; the record comes back to the flow, which journals it."""
@@ -92,17 +95,19 @@ def evaluate(agent_name: str, split: str, settings: EvaluateParams, configured: 
     """Run every pending query of `split` for one configured agent (params.yaml `evaluate`, `agents`, `prices`)."""
     debris.start_harness()  # after Prefect's own SIGTERM handler: ours cleans up, then calls it
     agent = setup_agent(agent_name, configured, prices=prices)
-    PREPARE.get(configured.kind, lambda: None)()
+    PREPARE.get(configured.kind, lambda: None)()  # done already (a no-op) when run by main()
     root = Path.cwd().resolve()
     journal = Journal(journal_path(root / RUNS, agent_name))
     done = {k for k, r in journal.latest().items() if r.infra_error is None}
     split_queries = load_split(root / BENCHMARK, split)
     epochs = agent_epochs(configured, settings)
     queries = pending_queries(split_queries, agent, done, epochs)
+    # quote(): Prefect would otherwise walk every parameter of every task run looking for futures
+    # to wait on (a fifth of the harness's CPU per query of an llm agent); none of these holds one.
     futures = run_one.map(
-        queries, agent=unmapped(agent), bench_id=unmapped(benchmark_id(root / BENCHMARK)),
-        limits=unmapped(settings.limits.to_limits()), hidden=unmapped([root]),
-        retries=unmapped(settings.infra_retries), root=unmapped(root),
+        [quote(query) for query in queries], agent=unmapped(quote(agent)),
+        bench_id=unmapped(benchmark_id(root / BENCHMARK)), limits=unmapped(quote(settings.limits.to_limits())),
+        hidden=unmapped(quote([root])), retries=unmapped(settings.infra_retries), root=unmapped(root),
         unsafe=unmapped(unsafe_no_sandbox),
     )
     records = []
@@ -144,6 +149,7 @@ def main() -> None:
         parser.error(f"agent {args.agent!r} is not configured in params.yaml agents")
     settings, configured = params.evaluate, params.agents[args.agent]
     runner = task_runner(settings.dask_address, configured.concurrency or settings.concurrency)
+    PREPARE.get(configured.kind, lambda: None)()  # the agent's libraries load before the flow run's clock starts
     with prefect_api():
         summary = run_flow(evaluate.with_options(task_runner=runner), args.agent, args.split or settings.split,
                            settings, configured, params.prices, args.unsafe_no_sandbox)
