@@ -32,7 +32,8 @@ AXIS_NAMES = {"pipeline_stage": "pipeline stage", "cognitive_skill": "cognitive 
 class Table:
     """One table: `key` is lowercase-dashed (HTML anchor, Prefect artifact key).
 
-    `shades` (same shape as `rows`, scores 0-100 or None) colours a heat table's cells.
+    `shades` (same shape as `rows`, scores 0-100 or None) colours a heat table's cells; `links` (one
+    per row, or None) is where each row's first cell links to, relative to the page (HTML only).
     """
 
     key: str
@@ -41,6 +42,7 @@ class Table:
     columns: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     shades: tuple[tuple[float | None, ...], ...] | None = None
+    links: tuple[str | None, ...] | None = None
 
 
 def ranked_agents(metrics: dict[str, AgentMetrics]) -> list[str]:
