@@ -1,7 +1,9 @@
 """Build the report: plots into `plots/`, then `index.html` beside them.
 
 The same inputs give the same bytes: plots are deterministic (`stages.report.figures`), tables are
-ordered (agents by score, tasks and cut values by name), and the page records no time.
+ordered (agents by score, tasks and cut values by name), and the page records no time. An agent's
+name links to its transcript pages when the `inspect` stage wrote them (`transcripts/<agent>.html`;
+none for the oracle): the report stage runs after it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from stages.report.html import Section, render_page
 from stages.report.inputs import ReportInputs
 from stages.report.plots import plot_coverage, plot_cut, plot_frontier, plot_outcomes, plot_scores
 from stages.report.tables import cut_axes, cut_key
+from stages.report.transcript_pages import transcript_links
 
 
 def _versions(inputs: ReportInputs) -> dict[str, list[str]]:
@@ -27,9 +30,9 @@ def _versions(inputs: ReportInputs) -> dict[str, list[str]]:
     return found
 
 
-def build_sections(inputs: ReportInputs, plots_dir: Path) -> list[Section]:
-    """Draw every plot and lay out the page's sections."""
-    tables = {table.key: table for table in report_tables(inputs)}
+def build_sections(inputs: ReportInputs, plots_dir: Path, transcripts: dict[str, str] | None = None) -> list[Section]:
+    """Draw every plot and lay out the page's sections (`transcripts`: agent -> href of its transcript pages)."""
+    tables = {table.key: table for table in report_tables(inputs, transcripts)}
     axes, empty = cut_axes(inputs.metrics)
     metrics = inputs.metrics
     comparison = inputs.comparison
@@ -87,7 +90,7 @@ def build_report(inputs: ReportInputs, reports_dir: Path) -> Path:
     """Write `index.html` and `plots/` into `reports_dir` (old plots removed); returns the page's path."""
     plots_dir = reports_dir / "plots"
     shutil.rmtree(plots_dir, ignore_errors=True)
-    sections = build_sections(inputs, plots_dir)
+    sections = build_sections(inputs, plots_dir, transcript_links(inputs.agents, reports_dir))
     meta, warnings, footer = page_notes(inputs)
     page = render_page("scibench report", meta, warnings, sections, footer)
     path = reports_dir / "index.html"

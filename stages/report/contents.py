@@ -6,6 +6,8 @@ three table modules, which share `Table` from `tables` and know nothing of each 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from stages.report.catalog_tables import catalog_tables
 from stages.report.generated_tables import generated_tables
 from stages.report.inputs import ReportInputs
@@ -26,10 +28,13 @@ from stages.report.tables import (
 )
 
 
-def report_tables(inputs: ReportInputs) -> list[Table]:
-    """Every table of the report, in page order (the Prefect artifacts publish the same list)."""
+def report_tables(inputs: ReportInputs, transcripts: Mapping[str, str] | None = None) -> list[Table]:
+    """Every table of the report, in page order (the Prefect artifacts publish the same list).
+
+    `transcripts`: agent -> the href of its transcript pages, which the score table links to.
+    """
     axes, _ = cut_axes(inputs.metrics)
-    tables = [score_table(inputs.metrics), versus_table(inputs.comparison), outcome_table(inputs.metrics),
+    tables = [score_table(inputs.metrics, transcripts), versus_table(inputs.comparison), outcome_table(inputs.metrics),
               error_table(inputs.metrics), attribution_table(inputs.metrics),
               *(cut_table(inputs.metrics, axis) for axis in axes), task_table(inputs),
               validity_table(inputs.validity), *catalog_tables(inputs.validity),

@@ -60,22 +60,24 @@ def render_plot(plot: Plot) -> str:
             f'<figcaption>{escape(plot.caption)} <a href="{escape(plot.svg)}">SVG</a></figcaption></figure>')
 
 
-def _cell(text: str, column: str, shade: float | None) -> str:
+def _cell(text: str, column: str, shade: float | None, href: str | None = None) -> str:
+    content = escape(text) if href is None else f'<a href="{escape(href)}">{escape(text)}</a>'
     if column == "gates":
-        return f'<td class="{"fail" if text == "FAIL" else "pass"}">{escape(text)}</td>'
+        return f'<td class="{"fail" if text == "FAIL" else "pass"}">{content}</td>'
     css = TEXT_CLASS if column in TEXT_COLUMNS else ""
-    return f"<td{css}{shade_style(shade)}>{escape(text)}</td>"
+    return f"<td{css}{shade_style(shade)}>{content}</td>"
 
 
 def render_table(table: Table) -> str:
-    """An HTML table with its title as caption and its reading note below."""
+    """An HTML table with its title as caption and its reading note below; a row's first cell links to its `links`."""
     head = "".join(f"<th{TEXT_CLASS if column in TEXT_COLUMNS else ''}>{escape(column)}</th>"
                    for column in table.columns)
     body = []
     for i, row in enumerate(table.rows):
         shades = table.shades[i] if table.shades else (None,) * len(row)
-        body.append("<tr>" + "".join(_cell(text, column, shade) for text, column, shade
-                                     in zip(row, table.columns, shades, strict=True)) + "</tr>")
+        hrefs = (table.links[i] if table.links else None,) + (None,) * (len(row) - 1)
+        body.append("<tr>" + "".join(_cell(*cell) for cell
+                                     in zip(row, table.columns, shades, hrefs, strict=True)) + "</tr>")
     rows = "\n".join(body) or f'<tr><td colspan="{len(table.columns)}">no rows</td></tr>'
     return (f'<div class="scroll"><table id="table-{escape(table.key)}"><caption>{escape(table.title)}</caption>\n'
             f"<thead><tr>{head}</tr></thead>\n<tbody>\n{rows}\n</tbody></table></div>\n"
@@ -95,18 +97,25 @@ def render_page(title: str, meta: list[str], warnings: list[str], sections: list
                 footer: list[str]) -> str:
     """The whole page."""
     nav = "".join(f'<li><a href="#{escape(s.key)}">{escape(s.title)}</a></li>' for s in sections)
-    return "\n".join([
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{escape(title)}</title>",
-        f"<style>{CSS}</style></head><body>",
+    return render_document(title, [
         f"<header><h1>{escape(title)}</h1>",
         *(f'<p class="meta">{escape(line)}</p>' for line in meta),
         *(f'<p class="warning">{escape(line)}</p>' for line in warnings),
         f"</header><nav><ul>{nav}</ul></nav>",
         *(render_section(section) for section in sections),
         "<footer>" + "<br>".join(escape(line) for line in footer) + "</footer>",
+    ])
+
+
+def render_document(title: str, body: list[str], css: str = "") -> str:
+    """A whole HTML document: the report's CSS (and `css` after it) inline, `body` (HTML, escaped by the caller)."""
+    return "\n".join([
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}</title>",
+        f"<style>{CSS}{css}</style></head><body>",
+        *body,
         "</body></html>",
         "",
     ])

@@ -10,25 +10,28 @@ never leaves the private files. `created` is a constant, not a time, so the same
 same log bytes (it orders logs in `inspect view`, nothing else).
 
     inspect view --log-dir processed/reports/inspect
+
+The stage loads each agent's runs once (stages/report/agent_runs.py) and writes from them both its
+Inspect log and its HTML transcript pages (stages/report/transcript_pages.py).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
-import pandas as pd
 from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalResults, EvalSample, EvalSpec, write_eval_log
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageTool, ChatMessageUser
 from inspect_ai.scorer import Score
 from inspect_ai.tool import ToolCall
 
 from stages.built_benchmark import load_split
-from stages.evaluation.agents.identity import query_keys, setup_agent
-from stages.evaluation.journal import Journal, JournalRecord
 from stages.evaluation.transcript import ModelTurn, ProgramRun, Transcript
-from stages.layout import BENCHMARK, REPORTS, RUNS, SCORES, journal_path
+from stages.layout import BENCHMARK, REPORTS, RUNS, SCORES
 from stages.params import load_params
+from stages.report.agent_runs import AgentRuns, load_agent_runs
+from stages.report.transcript_pages import FOLDER, checked_name, write_pages
 
 CREATED = "2000-01-01T00:00:00+00:00"  # not a time: the log's bytes follow from the runs alone
 # `inspect view` lists a JSON log only when its name starts with an ISO time (inspect_ai's
@@ -72,16 +75,16 @@ def _arguments(text: str) -> dict:
     return value if isinstance(value, dict) else {"value": value}
 
 
-def eval_log(agent: str, split: str, model: str | None, prompts: dict[str, str], scores: pd.DataFrame,
-             records: dict[str, JournalRecord], transcripts: dict[str, Transcript]) -> EvalLog:
-    """The log of one agent on one split (`scores`: its per-query scores, processed/scores/<agent>.parquet)."""
+def eval_log(runs: AgentRuns, split: str) -> EvalLog:
+    """The log of one agent on one split."""
     samples = []
-    for row in scores.sort_values("query_id").itertuples():
-        record = records.get(row.query_id)
+    for row in runs.scores.sort_values("query_id").itertuples():
+        record = runs.records.get(row.query_id)
+        prompt = runs.prompts[row.query_id]
         usage = record.usage.total.model_dump(mode="json") if record is not None and record.usage else None
         samples.append(EvalSample(
-            id=row.query_id, epoch=1, input=prompts[row.query_id], target="",
-            messages=conversation(prompts[row.query_id], transcripts.get(row.query_id)),
+            id=row.query_id, epoch=1, input=prompt, target="",
+            messages=conversation(prompt, runs.transcripts.get(row.query_id)),
             scores={"scibench": Score(value=float(row.reward),
                                       answer=record.answer_text if record is not None else None,
                                       explanation=f"{row.outcome}; q = {row.q}",
@@ -89,7 +92,7 @@ def eval_log(agent: str, split: str, model: str | None, prompts: dict[str, str],
             metadata={"task_id": row.task_id, "agent_limit": row.agent_limit, "usage": usage,
                       "transcript_sha256": record.transcript_sha256 if record is not None else None}))
     spec = EvalSpec(created=CREATED, task=f"scibench/{split}", dataset=EvalDataset(name=split, samples=len(samples)),
-                    model=f"scibench/{model or agent}", config=EvalConfig(), metadata={"agent": agent})
+                    model=f"scibench/{runs.model or runs.agent}", config=EvalConfig(), metadata={"agent": runs.agent})
     return EvalLog(eval=spec, status="success", results=EvalResults(total_samples=len(samples),
                                                                     completed_samples=len(samples)),
                    samples=samples)
@@ -98,36 +101,26 @@ def eval_log(agent: str, split: str, model: str | None, prompts: dict[str, str],
 def write_log(log: EvalLog, folder: Path, agent: str) -> Path:
     """Write the log as JSON (deterministic bytes, which the `.eval` zip's are not): `<FILE_PREFIX>_<agent>.json`."""
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{FILE_PREFIX}_{agent}.json"
+    path = folder / f"{FILE_PREFIX}_{checked_name(agent, 'agent')}.json"
     write_eval_log(log, path, format="json")
     return path
 
 
-def agent_log(agent: str, split: str, queries: pd.DataFrame, runs: Path, scores: Path) -> EvalLog:
-    """The log of one configured agent from its journal, its transcripts and its per-query scores."""
-    setup = setup_agent(agent, load_params().agents[agent])
-    keys = query_keys(queries, setup)
-    latest = Journal(journal_path(runs, agent)).latest()
-    records = {query_id: latest[key] for query_id, key in keys.items() if key in latest}
-    artifacts = runs / agent / "artifacts"
-    transcripts = {query_id: Transcript.model_validate_json((artifacts / record.transcript_sha256).read_bytes())
-                   for query_id, record in records.items() if record.transcript_sha256}
-    prompts = dict(zip(queries["query_id"], queries["prompt"], strict=True))
-    return eval_log(agent, split, setup.model, prompts, pd.read_parquet(scores / f"{agent}.parquet"), records,
-                    transcripts)
-
-
 def main() -> None:
-    """DVC entry point `inspect`: every evaluated agent's log (but the oracle's) into processed/reports/inspect/."""
+    """DVC entry point `inspect`: every evaluated agent's log and transcript pages (but the oracle's)."""
     params = load_params()
     split = params.evaluate.split
     queries = load_split(BENCHMARK, split)
+    pages = REPORTS / FOLDER
+    shutil.rmtree(pages, ignore_errors=True)  # an agent no longer evaluated leaves no pages behind
     for agent in params.evaluate.agents:
         if params.agents[agent].kind == "oracle":  # its script reads the private files: no transcript, no log
             continue
-        path = write_log(agent_log(agent, split, queries, RUNS, SCORES), REPORTS / "inspect", agent)
-        print(f"inspect: {path}")
-    print(f"inspect: open them with `inspect view --log-dir {REPORTS / 'inspect'}`")
+        runs = load_agent_runs(agent, params.agents[agent], queries, RUNS, SCORES)
+        print(f"inspect: {write_log(eval_log(runs, split), REPORTS / 'inspect', agent)}")
+        print(f"inspect: {write_pages(runs, pages)}")
+    print(f"inspect: open the logs with `inspect view --log-dir {REPORTS / 'inspect'}`, "
+          f"the pages from {pages}/<agent>.html")
 
 
 if __name__ == "__main__":

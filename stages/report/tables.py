@@ -6,6 +6,7 @@ agents as rows or columns uses that order.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from stages.report.formatting import (
@@ -32,7 +33,8 @@ AXIS_NAMES = {"pipeline_stage": "pipeline stage", "cognitive_skill": "cognitive 
 class Table:
     """One table: `key` is lowercase-dashed (HTML anchor, Prefect artifact key).
 
-    `shades` (same shape as `rows`, scores 0-100 or None) colours a heat table's cells.
+    `shades` (same shape as `rows`, scores 0-100 or None) colours a heat table's cells; `links` (one
+    per row, or None) is where each row's first cell links to, relative to the page (HTML only).
     """
 
     key: str
@@ -41,6 +43,7 @@ class Table:
     columns: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     shades: tuple[tuple[float | None, ...], ...] | None = None
+    links: tuple[str | None, ...] | None = None
 
 
 def ranked_agents(metrics: dict[str, AgentMetrics]) -> list[str]:
@@ -48,10 +51,11 @@ def ranked_agents(metrics: dict[str, AgentMetrics]) -> list[str]:
     return sorted(metrics, key=lambda a: (metrics[a].score is None, -(metrics[a].score or 0.0), a))
 
 
-def score_table(metrics: dict[str, AgentMetrics]) -> Table:
+def score_table(metrics: dict[str, AgentMetrics], links: Mapping[str, str] | None = None) -> Table:
     """Score with its interval, sizes, coverage and quality rates, reward, honesty, exact match (and MR).
 
-    The MR column (an LLM judge's modeling reasonableness) is there when some agent was judged.
+    The MR column (an LLM judge's modeling reasonableness) is there when some agent was judged;
+    `links` (agent -> href) links an agent's name to its transcript pages.
     """
     label = ci_label([m.score_ci for m in metrics.values()])
     judged = any(m.modeling_reasonableness for m in metrics.values())
@@ -70,7 +74,7 @@ def score_table(metrics: dict[str, AgentMetrics]) -> Table:
                     if judged else "."),
                  ("agent", f"score [{label}]", "tasks", "queries", "realistic rate",
                   "pass rate | realistic", "reward", "honesty", "exact match", *(["MR (1-5)"] if judged else [])),
-                 rows)
+                 rows, links=tuple(links.get(row[0]) for row in rows) if links else None)
 
 
 def _reasonableness(metrics: AgentMetrics) -> str:

@@ -2,56 +2,35 @@
 
 The log is written and read with inspect_ai's own functions; the sample holds the conversation the
 model had, the tool calls and their results, scibench's score, and never the gold. `inspect view`
-serves it, and headless Chromium opens the sample and finds what the model's code printed.
+serves it, and headless Chromium opens the sample and finds what the model's code printed. The stage
+loads each agent once, writes its log and its transcript pages, and skips the oracle.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
+from types import SimpleNamespace
 
-import pandas as pd
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
-from scibench_testing.llm_tasks import (
-    API_KEY,
-    KEY_ENV,
-    MEAN_CODE,
-    SUBMIT,
-    llm_options,
-    python,
-    run_llm_query,
-    tiny_benchmark,
-)
+from scibench_testing.llm_tasks import MEAN_CODE, SUBMIT, llm_options, python, run_llm_query, tiny_benchmark
 from scibench_testing.scripted_llm import ScriptedLLM, Turn
+from scibench_testing.transcripts import chromium, inspect_view, react_runs
 
-from stages.evaluation.transcript import Transcript
+from stages.evaluation.journal import Journal
+from stages.layout import journal_path
+from stages.params import AgentParams
+from stages.report import inspect_logs
 from stages.report.inspect_logs import eval_log, write_log
+from stages.scoring.aggregate.suite import query_frame
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
-
-
-@pytest.fixture(autouse=True)
-def api_key(monkeypatch):
-    monkeypatch.setenv(KEY_ENV, API_KEY)
+pytestmark = [pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed"),
+              pytest.mark.usefixtures("llm_key")]
 
 
 def logged(tmp_path, script):
-    with ScriptedLLM(script) as server:
-        ran = run_llm_query(tmp_path, llm_options(server.base_url))
-    _, rows = tiny_benchmark(tmp_path / "again")
-    transcript = Transcript.model_validate_json((tmp_path / "artifacts" / ran.record.transcript_sha256).read_bytes())
-    scores = pd.DataFrame([{"query_id": "q000", "task_id": "mean-x", "reward": ran.score.reward,
-                            "outcome": ran.score.outcome.value, "q": ran.score.pass_rate, "agent_limit": None}])
-    log = eval_log("react", "test", "scripted-model", {"q000": rows[0]["prompt"]}, scores,
-                   {"q000": ran.record}, {"q000": transcript})
-    path = write_log(log, tmp_path / "inspect", "react")
+    path = write_log(eval_log(react_runs(tmp_path, script), "test"), tmp_path / "inspect", "react")
     return path, read_eval_log(str(path))
 
 
@@ -79,44 +58,43 @@ def test_the_gold_is_not_in_the_log_of_an_agent_that_missed_it(tmp_path):
     assert "2.5" not in path.read_text()
 
 
+def test_the_stage_writes_each_agents_log_and_pages_from_one_load_and_skips_the_oracle(tmp_path, monkeypatch):
+    processed = tmp_path / "processed"
+    with ScriptedLLM([python(MEAN_CODE), SUBMIT]) as server:
+        options = llm_options(server.base_url)
+        ran = run_llm_query(processed / "runs" / "react", options)
+    tiny_benchmark(processed)
+    Journal(journal_path(processed / "runs", "react")).append(ran.record)
+    (processed / "scores").mkdir()
+    query_frame({"mean-x": [("q000", ran.score)]}, {"q000": ran.record}).to_parquet(processed / "scores/react.parquet")
+    (processed / "reports/transcripts").mkdir(parents=True)
+    (processed / "reports/transcripts/gone.html").write_text("an agent no longer evaluated")
+    params = SimpleNamespace(evaluate=SimpleNamespace(split="test", agents=["oracle", "react"]),
+                             agents={"oracle": AgentParams(kind="oracle"),
+                                     "react": AgentParams(kind="llm", options=options)})
+    loaded, load = [], inspect_logs.load_agent_runs
+    monkeypatch.setattr(inspect_logs, "load_params", lambda: params)
+    monkeypatch.setattr(inspect_logs, "load_agent_runs", lambda *args: loaded.append(args[0]) or load(*args))
+    monkeypatch.chdir(tmp_path)
+    inspect_logs.main()
+    reports = processed / "reports"
+    assert loaded == ["react"]
+    assert sorted(str(p.relative_to(reports)) for p in reports.rglob("*") if p.is_file()) == [
+        "inspect/2000-01-01T00-00-00_scibench_react.json", "transcripts/react.html", "transcripts/react/q000.html"]
+    assert "mean 2.5" in (reports / "transcripts/react/q000.html").read_text()
+    assert read_eval_log(str(reports / "inspect/2000-01-01T00-00-00_scibench_react.json")).samples[0].id == "q000"
+
+
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed: the viewer was not opened")
 def test_inspect_view_opens_the_react_runs_transcript_in_a_browser(tmp_path):
     from playwright.sync_api import sync_playwright
 
     path, _ = logged(tmp_path, [python(MEAN_CODE), SUBMIT])
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    viewer = subprocess.Popen([str(Path(sys.executable).parent / "inspect"), "view", "--log-dir", str(path.parent),
-                               "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        listed = wait_for_logs(f"http://127.0.0.1:{port}/api/logs")
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=shutil.which("chromium"),
-                                                 args=["--no-sandbox", "--disable-gpu"])
-            try:
-                page = browser.new_page(viewport={"width": 1400, "height": 900})
-                page.goto(f"http://127.0.0.1:{port}/#/logs/{path.name}", wait_until="networkidle")
-                page.get_by_text("q000", exact=True).first.click()
-                page.get_by_text("mean 2.5").first.wait_for(timeout=30_000)
-                shown = page.inner_text("body")
-            finally:
-                browser.close()
-    finally:
-        viewer.terminate()
-        viewer.wait(timeout=30)
+    with inspect_view(path.parent) as (url, listed), sync_playwright() as playwright, chromium(playwright) as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(f"{url}/#/logs/{path.name}", wait_until="networkidle")
+        page.get_by_text("q000", exact=True).first.click()
+        page.get_by_text("mean 2.5").first.wait_for(timeout=30_000)
+        shown = page.inner_text("body")
     assert [Path(name).name for name in listed] == [path.name]
     assert "mean 2.5" in shown and "submit" in shown
-
-
-def wait_for_logs(url: str) -> list[str]:
-    """The viewer's list of log files, once it answers (within 60 s)."""
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                return [entry["name"] for entry in json.load(response)["files"]]
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.2)

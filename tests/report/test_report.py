@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from scibench_testing.report import AGENTS, METRICS, ROLES, run_main, write_project
 
-from stages.report.build import page_notes
+from stages.report.build import build_report, page_notes
 from stages.report.contents import report_tables
 from stages.report.formatting import fmt_estimate, fmt_percent
+from stages.report.html import render_table
 from stages.report.inputs import AgentMetrics, Interval, MissingInputError, load_inputs
 from stages.report.prefect import artifact_key, create_artifacts
 from stages.report.summary import agent_gates, summary_text
@@ -26,6 +27,7 @@ from stages.report.tables import (
     validity_table,
     versus_table,
 )
+from stages.report.transcript_pages import transcript_links
 
 
 @pytest.fixture
@@ -76,6 +78,28 @@ def test_score_table_ranks_agents_and_gives_intervals_and_rates(inputs):
         ("base", "40.0 [30.0, 50.0]", "2", "6", "100.0 %", "40.0 %", "0.500", "66.7 %", "33.3 %"),
         ("zero", "0.0 [0.0, 0.0]", "2", "6", "0.0 %", "—", "0.500", "66.7 %", "33.3 %"),
     )
+
+
+def test_the_score_table_links_the_agents_whose_transcript_index_exists(inputs, tmp_path):
+    (tmp_path / "transcripts").mkdir()
+    (tmp_path / "transcripts" / "alpha.html").write_text("")
+    links = transcript_links([*AGENTS, "../transcripts/alpha"], tmp_path)
+    assert links == {"alpha": "transcripts/alpha.html"}
+    table = score_table(inputs.metrics, links)
+    assert table.links == (None, "transcripts/alpha.html", None, None)  # beta, alpha, base, zero
+    assert re.findall(r"<tr><td>(.*?)</td>", render_table(table)) == [
+        "beta", '<a href="transcripts/alpha.html">alpha</a>', "base", "zero"]
+    assert report_tables(inputs, links)[0] == table and score_table(inputs.metrics).links is None
+
+
+def test_the_report_links_the_transcript_indexes_beside_it(inputs, tmp_path, monkeypatch):
+    linked = []
+    monkeypatch.setattr("stages.report.build.build_sections",
+                        lambda inputs, plots_dir, transcripts: linked.append(transcripts) or [])
+    (tmp_path / "transcripts").mkdir()
+    (tmp_path / "transcripts" / "base.html").write_text("")
+    build_report(inputs, tmp_path)
+    assert linked == [{"base": "transcripts/base.html"}]
 
 
 def test_versus_table_orders_by_delta_perf_and_marks_the_frontier(inputs):
