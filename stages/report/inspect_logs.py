@@ -30,7 +30,7 @@ from stages.built_benchmark import load_split
 from stages.evaluation.transcript import ModelTurn, ProgramRun, Transcript
 from stages.layout import BENCHMARK, REPORTS, RUNS, SCORES
 from stages.params import load_params
-from stages.report.agent_runs import AgentRuns, load_agent_runs
+from stages.report.agent_runs import AgentRuns, load_agent_runs, run_name
 from stages.report.transcript_pages import FOLDER, checked_name, write_pages
 
 CREATED = "2000-01-01T00:00:00+00:00"  # not a time: the log's bytes follow from the runs alone
@@ -78,21 +78,24 @@ def _arguments(text: str) -> dict:
 def eval_log(runs: AgentRuns, split: str) -> EvalLog:
     """The log of one agent on one split."""
     samples = []
-    for row in runs.scores.sort_values("query_id").itertuples():
-        record = runs.records.get(row.query_id)
+    for row in runs.scores.sort_values(["query_id", "epoch"]).itertuples():
+        run = run_name(row.query_id, row.epoch)
+        record = runs.records.get(run)
         prompt = runs.prompts[row.query_id]
         usage = record.usage.total.model_dump(mode="json") if record is not None and record.usage else None
         samples.append(EvalSample(
-            id=row.query_id, epoch=1, input=prompt, target="",
-            messages=conversation(prompt, runs.transcripts.get(row.query_id)),
+            id=row.query_id, epoch=int(row.epoch) + 1, input=prompt, target="",
+            messages=conversation(prompt, runs.transcripts.get(run)),
             scores={"scibench": Score(value=float(row.reward),
                                       answer=record.answer_text if record is not None else None,
                                       explanation=f"{row.outcome}; q = {row.q}",
                                       metadata={"outcome": row.outcome, "q": float(row.q)})},
             metadata={"task_id": row.task_id, "agent_limit": row.agent_limit, "usage": usage,
                       "transcript_sha256": record.transcript_sha256 if record is not None else None}))
+    epochs = int(runs.scores["epoch"].max()) + 1 if len(runs.scores) else 1
     spec = EvalSpec(created=CREATED, task=f"scibench/{split}", dataset=EvalDataset(name=split, samples=len(samples)),
-                    model=f"scibench/{runs.model or runs.agent}", config=EvalConfig(), metadata={"agent": runs.agent})
+                    model=f"scibench/{runs.model or runs.agent}", config=EvalConfig(epochs=epochs),
+                    metadata={"agent": runs.agent})
     return EvalLog(eval=spec, status="success", results=EvalResults(total_samples=len(samples),
                                                                     completed_samples=len(samples)),
                    samples=samples)
@@ -116,7 +119,7 @@ def main() -> None:
     for agent in params.evaluate.agents:
         if params.agents[agent].kind == "oracle":  # its script reads the private files: no transcript, no log
             continue
-        runs = load_agent_runs(agent, params.agents[agent], queries, RUNS, SCORES)
+        runs = load_agent_runs(agent, params.agents[agent], queries, RUNS, SCORES, params.evaluate)
         print(f"inspect: {write_log(eval_log(runs, split), REPORTS / 'inspect', agent)}")
         print(f"inspect: {write_pages(runs, pages)}")
     print(f"inspect: open the logs with `inspect view --log-dir {REPORTS / 'inspect'}`, "

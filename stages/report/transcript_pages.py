@@ -26,7 +26,7 @@ import pandas as pd
 
 from stages.evaluation.journal import JournalRecord
 from stages.evaluation.transcript import CodeRun, ModelTurn, ProgramRun, Stop, Transcript
-from stages.report.agent_runs import AgentRuns
+from stages.report.agent_runs import AgentRuns, run_name
 from stages.report.formatting import MISSING, fmt_count, fmt_number, fmt_usd
 from stages.report.html import render_document, render_table
 from stages.report.tables import Table
@@ -77,17 +77,17 @@ def write_pages(runs: AgentRuns, folder: Path) -> Path:
     shutil.rmtree(pages, ignore_errors=True)
     pages.mkdir(parents=True)
     for row in rows:
-        (pages / f"{row['query_id']}.html").write_text(query_page(runs, row), encoding="utf-8")
+        (pages / f"{row['run']}.html").write_text(query_page(runs, row), encoding="utf-8")
     index = folder / f"{agent}.html"
     index.write_text(index_page(runs, rows), encoding="utf-8")
     return index
 
 
 def sorted_rows(scores: pd.DataFrame) -> list[dict]:
-    """The per-query score rows by task, then query id; a missing value (NaN) as None."""
-    ordered = scores.sort_values(["task_id", "query_id"], kind="stable")
+    """The per-run score rows by task, query id, then epoch, each with its `run` name; NaN as None."""
+    ordered = scores.sort_values(["task_id", "query_id", "epoch"], kind="stable")
     return [{key: None if _missing(value) else value for key, value in row.items()}
-            for row in ordered.to_dict("records")]
+            | {"run": run_name(row["query_id"], int(row["epoch"]))} for row in ordered.to_dict("records")]
 
 
 def _missing(value: object) -> bool:
@@ -98,10 +98,10 @@ def index_page(runs: AgentRuns, rows: list[dict]) -> str:
     """The agent's queries, each linked to its page."""
     table = Table("queries", f"Queries of {runs.agent}", "Sorted by task, then query id; reward 0-1, q: the "
                   "share of checks passed; a query's page holds its transcript.", INDEX_COLUMNS,
-                  tuple((row["query_id"], row["task_id"], row["outcome"], fmt_number(row["reward"], 3),
+                  tuple((_run_title(row), row["task_id"], row["outcome"], fmt_number(row["reward"], 3),
                          fmt_number(row["q"], 3), fmt_count(row.get("tokens")), fmt_number(row.get("wall_seconds"), 2),
                          row.get("agent_limit") or MISSING) for row in rows),
-                  links=tuple(f"{runs.agent}/{row['query_id']}.html" for row in rows))
+                  links=tuple(f"{runs.agent}/{row['run']}.html" for row in rows))
     return render_document(f"Transcripts of {runs.agent}", [
         f"<header><h1>Transcripts of {escape(runs.agent)}</h1>",
         f'<p class="meta">model {escape(runs.model or MISSING)}; queries: {len(rows)}; '
@@ -109,11 +109,16 @@ def index_page(runs: AgentRuns, rows: list[dict]) -> str:
         render_table(table)], CSS)
 
 
+def _run_title(row: dict) -> str:
+    return f"{row['query_id']}, epoch {row['epoch']}" if row["epoch"] else row["query_id"]
+
+
 def query_page(runs: AgentRuns, row: dict) -> str:
     """One query: grading and usage, prompt, the transcript's events, the files handed in."""
     query_id, agent = row["query_id"], runs.agent
-    record, transcript = runs.records.get(query_id), runs.transcripts.get(query_id)
-    parts = [f"<header><h1>{escape(agent)}: {escape(query_id)}</h1>",
+    record, transcript = runs.records.get(row["run"]), runs.transcripts.get(row["run"])
+    title = _run_title(row)
+    parts = [f"<header><h1>{escape(agent)}: {escape(title)}</h1>",
              f'<p class="meta">task {escape(row["task_id"])}; model {escape(runs.model or MISSING)}; '
              f'<a href="../{escape(agent)}.html">all queries of {escape(agent)}</a>; '
              '<a href="../../index.html">the report</a></p></header>',
@@ -128,7 +133,7 @@ def query_page(runs: AgentRuns, row: dict) -> str:
                   for n, event in enumerate(transcript.events, start=1)]
         parts += ['<ol class="events">', *events, "</ol></section>",
                   f'<section id="handed-in"><h2>Handed in</h2>{render_table(handed_in_table(transcript))}</section>']
-    return render_document(f"{agent}: {query_id}", parts, CSS)
+    return render_document(f"{agent}: {title}", parts, CSS)
 
 
 def missing_reason(record: JournalRecord | None) -> str:

@@ -12,15 +12,17 @@ import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
 from scibench_testing.llm_tasks import MEAN_CODE, SUBMIT, llm_options, python, run_llm_query, tiny_benchmark
 from scibench_testing.scripted_llm import ScriptedLLM, Turn
 from scibench_testing.transcripts import chromium, inspect_view, react_runs
 
-from stages.evaluation.journal import Journal
+from stages.evaluation.agents.identity import setup_agent
+from stages.evaluation.journal import Journal, record_key
 from stages.layout import journal_path
-from stages.params import AgentParams
+from stages.params import AgentParams, EvaluateParams
 from stages.report import inspect_logs
 from stages.report.inspect_logs import eval_log, write_log
 from stages.scoring.aggregate.suite import query_frame
@@ -59,19 +61,31 @@ def test_the_gold_is_not_in_the_log_of_an_agent_that_missed_it(tmp_path):
 
 
 def test_the_stage_writes_each_agents_log_and_pages_from_one_load_and_skips_the_oracle(tmp_path, monkeypatch):
+    """Two epochs of the react agent: a page per run, an Inspect sample per run with its epoch."""
     processed = tmp_path / "processed"
-    with ScriptedLLM([python(MEAN_CODE), SUBMIT]) as server:
+    with ScriptedLLM([python(MEAN_CODE), SUBMIT, python(MEAN_CODE.replace("mean", "second")), SUBMIT]) as server:
         options = llm_options(server.base_url)
-        ran = run_llm_query(processed / "runs" / "react", options)
-    tiny_benchmark(processed)
-    Journal(journal_path(processed / "runs", "react")).append(ran.record)
+        first = run_llm_query(processed / "runs" / "react", options)
+        second = run_llm_query(processed / "runs" / "react-second", options)
+    _, rows = tiny_benchmark(processed)
+    react = AgentParams(kind="llm", options=options)
+    setup = setup_agent("react", react)
+    again = second.record.model_copy(update={"epoch": 1, "key": record_key(
+        rows[0]["task_hash"], "q000", setup.agent_hash, setup.model, 1)})
+    (processed / "runs/react/artifacts").mkdir(parents=True, exist_ok=True)
+    for artifact in (processed / "runs/react-second/artifacts").iterdir():
+        shutil.copy(artifact, processed / "runs/react/artifacts" / artifact.name)
+    journal = Journal(journal_path(processed / "runs", "react"))
+    journal.append(first.record)
+    journal.append(again)
     (processed / "scores").mkdir()
-    query_frame({"mean-x": [("q000", ran.score)]}, {"q000": ran.record}).to_parquet(processed / "scores/react.parquet")
+    pd.concat([query_frame({"mean-x": [("q000", ran.score)]}, {"q000": record}).assign(epoch=epoch)
+               for epoch, (ran, record) in enumerate([(first, first.record), (second, again)])]
+              ).to_parquet(processed / "scores/react.parquet")
     (processed / "reports/transcripts").mkdir(parents=True)
     (processed / "reports/transcripts/gone.html").write_text("an agent no longer evaluated")
-    params = SimpleNamespace(evaluate=SimpleNamespace(split="test", agents=["oracle", "react"]),
-                             agents={"oracle": AgentParams(kind="oracle"),
-                                     "react": AgentParams(kind="llm", options=options)})
+    params = SimpleNamespace(evaluate=EvaluateParams(split="test", agents=["oracle", "react"], epochs=2),
+                             agents={"oracle": AgentParams(kind="oracle"), "react": react})
     loaded, load = [], inspect_logs.load_agent_runs
     monkeypatch.setattr(inspect_logs, "load_params", lambda: params)
     monkeypatch.setattr(inspect_logs, "load_agent_runs", lambda *args: loaded.append(args[0]) or load(*args))
@@ -80,9 +94,14 @@ def test_the_stage_writes_each_agents_log_and_pages_from_one_load_and_skips_the_
     reports = processed / "reports"
     assert loaded == ["react"]
     assert sorted(str(p.relative_to(reports)) for p in reports.rglob("*") if p.is_file()) == [
-        "inspect/2000-01-01T00-00-00_scibench_react.json", "transcripts/react.html", "transcripts/react/q000.html"]
+        "inspect/2000-01-01T00-00-00_scibench_react.json", "transcripts/react.html", "transcripts/react/q000-e1.html",
+        "transcripts/react/q000.html"]
     assert "mean 2.5" in (reports / "transcripts/react/q000.html").read_text()
-    assert read_eval_log(str(reports / "inspect/2000-01-01T00-00-00_scibench_react.json")).samples[0].id == "q000"
+    assert "second 2.5" in (reports / "transcripts/react/q000-e1.html").read_text()
+    assert "q000, epoch 1" in (reports / "transcripts/react.html").read_text()
+    log = read_eval_log(str(reports / "inspect/2000-01-01T00-00-00_scibench_react.json"))
+    assert [(sample.id, sample.epoch) for sample in log.samples] == [("q000", 1), ("q000", 2)]
+    assert log.eval.config.epochs == 2 and "second 2.5" in log.samples[1].messages[-2].text
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed: the viewer was not opened")

@@ -2,7 +2,7 @@
 
 `react_runs` runs the tiny query (scibench_testing/llm_tasks.py) against a scripted model and joins
 its record, transcript and score the way the `inspect` stage loads an agent (`AgentRuns`), with
-the score row made by the score stage's own `query_frame`. `inspect_view` serves a folder of
+the score row made by the score stage's own `query_frame` (epoch 0). `inspect_view` serves a folder of
 Inspect logs with `inspect view`; `chromium` opens headless Debian Chromium.
 """
 
@@ -35,7 +35,7 @@ def react_runs(tmp_path: Path, script: list[Turn], agent: str = "react") -> Agen
         ran = run_llm_query(tmp_path, llm_options(server.base_url))
     _, rows = tiny_benchmark(tmp_path / "again")
     transcript = Transcript.model_validate_json((tmp_path / "artifacts" / ran.record.transcript_sha256).read_bytes())
-    scores = query_frame({"mean-x": [(QUERY, ran.score)]}, {QUERY: ran.record})
+    scores = query_frame({"mean-x": [(QUERY, ran.score)]}, {QUERY: ran.record}).assign(epoch=0)
     return AgentRuns(agent, "scripted-model", {QUERY: rows[0]["prompt"]}, scores, {QUERY: ran.record},
                      {QUERY: transcript})
 
