@@ -85,19 +85,23 @@ def test_the_index_page_has_a_row_per_query_linked_to_its_page(mean_run, tmp_pat
     assert page.links == ["../index.html", "react/q000.html"]
 
 
-def test_the_index_sorts_queries_by_task_then_query_id(mean_run, tmp_path):
+def test_the_index_sorts_runs_by_task_query_id_then_epoch(mean_run, tmp_path):
     rows = [{"task_id": task, "query_id": query, "outcome": "answered", "q": 0.5, "reward": 0.25, "tokens": 10,
-             "wall_seconds": 1.0, "agent_limit": limit}
-            for task, query, limit in [("t2", "a1", None), ("t1", "b2", "max_turns"), ("t1", "b1", None)]]
+             "wall_seconds": 1.0, "agent_limit": limit, "epoch": epoch}
+            for task, query, limit, epoch in [("t2", "a1", None, 0), ("t1", "b2", "max_turns", 0),
+                                              ("t1", "b1", None, 1), ("t1", "b1", None, 0)]]
     runs = dataclasses.replace(mean_run, prompts={row["query_id"]: "p" for row in rows}, records={}, transcripts={},
-                               scores=pd.DataFrame(rows, columns=COLUMNS))
+                               scores=pd.DataFrame(rows, columns=[*COLUMNS, "epoch"]))
     page = Page(write_pages(runs, tmp_path).read_text())
     cells = [text for tag, text in page.blocks if tag == "td"]
     assert [cells[i:i + 8] for i in range(0, len(cells), 8)] == [
         ["b1", "t1", "answered", "0.250", "0.500", "10", "1.00", "—"],
+        ["b1, epoch 1", "t1", "answered", "0.250", "0.500", "10", "1.00", "—"],
         ["b2", "t1", "answered", "0.250", "0.500", "10", "1.00", "max_turns"],
         ["a1", "t2", "answered", "0.250", "0.500", "10", "1.00", "—"]]
-    assert page.links == ["../index.html", "react/b1.html", "react/b2.html", "react/a1.html"]
+    assert page.links == ["../index.html", "react/b1.html", "react/b1-e1.html", "react/b2.html", "react/a1.html"]
+    assert sorted(path.name for path in (tmp_path / "react").iterdir()) == ["a1.html", "b1-e1.html", "b1.html",
+                                                                            "b2.html"]
 
 
 def test_the_query_page_shows_grading_prompt_every_event_in_order_and_the_hand_in(mean_run, tmp_path):
