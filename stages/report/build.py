@@ -44,7 +44,8 @@ def build_sections(inputs: ReportInputs, plots_dir: Path, transcripts: dict[str,
                          note="No baseline is configured (params.yaml scoring.baseline): no comparison.")
     cuts = [item for axis in axes for item in (plot_cut(metrics, axis, plots_dir), tables[cut_key(axis)])]
     sections = [
-        Section("scores", "Scores", [plot_scores(metrics, plots_dir), tables["scores"]]),
+        Section("scores", "Scores", [plot_scores(metrics, plots_dir), tables["scores"],
+                                     *[tables[key] for key in ("repeated-runs", "pass-at-k") if key in tables]]),
         versus,
         Section("coverage-quality", "Coverage and quality", [plot_coverage(metrics, plots_dir)],
                 note="The rates per agent are in the Scores table."),

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from stages.report.catalog_tables import catalog_tables
+from stages.report.epoch_tables import epoch_tables
 from stages.report.generated_tables import generated_tables
 from stages.report.inputs import ReportInputs
 from stages.report.tables import (
@@ -34,7 +35,8 @@ def report_tables(inputs: ReportInputs, transcripts: Mapping[str, str] | None = 
     `transcripts`: agent -> the href of its transcript pages, which the score table links to.
     """
     axes, _ = cut_axes(inputs.metrics)
-    tables = [score_table(inputs.metrics, transcripts), versus_table(inputs.comparison), outcome_table(inputs.metrics),
+    tables = [score_table(inputs.metrics, transcripts), *epoch_tables(inputs), versus_table(inputs.comparison),
+              outcome_table(inputs.metrics),
               error_table(inputs.metrics), attribution_table(inputs.metrics),
               *(cut_table(inputs.metrics, axis) for axis in axes), task_table(inputs),
               validity_table(inputs.validity), *catalog_tables(inputs.validity),

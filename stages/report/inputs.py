@@ -124,6 +124,15 @@ class Infra(Record):
     infra_error_queries: int = 0
 
 
+class Epochs(Record):
+    """Repeated runs (`evaluate.epochs`): each epoch's score, their standard error and spread."""
+
+    n: int = 1
+    scores: list[float | None] = []
+    se: float | None = None  # None for one epoch
+    spread: float | None = None  # max - min
+
+
 class AgentMetrics(Record):
     """`processed/metrics/<agent>.json`."""
 
@@ -147,6 +156,7 @@ class AgentMetrics(Record):
     exact_match: ExactMatch | None = None
     attribution: Attribution | None = None
     modeling_reasonableness: Reasonableness | None = None  # only when a judge is configured
+    epochs: Epochs = Epochs()  # scored before repeated runs existed: one epoch
 
 
 class TaskEntry(Record):
@@ -156,6 +166,8 @@ class TaskEntry(Record):
     n_queries: int
     outcomes: dict[str, int]
     honesty: Honesty | None = None
+    epoch_scores: list[float | None] = []  # only for an agent run in several epochs
+    pass_at_k: dict[str, float] = {}  # k -> pass@k, hypothesis tasks only
 
 
 class AgentTasks(Record):

@@ -11,9 +11,10 @@ from scibench_testing.report import AGENTS, METRICS, ROLES, run_main, write_proj
 
 from stages.report.build import build_report, page_notes
 from stages.report.contents import report_tables
-from stages.report.formatting import fmt_estimate, fmt_percent
+from stages.report.epoch_tables import epoch_tables
+from stages.report.formatting import fmt_estimate, fmt_number, fmt_percent
 from stages.report.html import render_table
-from stages.report.inputs import AgentMetrics, Interval, MissingInputError, load_inputs
+from stages.report.inputs import AgentMetrics, Epochs, Interval, MissingInputError, load_inputs
 from stages.report.prefect import artifact_key, create_artifacts
 from stages.report.summary import agent_gates, summary_text
 from stages.report.tables import (
@@ -319,3 +320,21 @@ def test_create_artifacts_makes_a_table_artifact_per_table_and_the_summary(input
     kind, summary = created[-1]
     assert kind == "md" and summary["markdown"] == (
         f"```\n{SUMMARY}\n```\n\nThe full report: `processed/reports/index.html`\n")
+
+
+def test_repeated_runs_get_their_spread_and_pass_at_k_tables_after_the_scores(inputs):
+    assert epoch_tables(inputs) == []  # every agent ran once: no table
+    beta = inputs.metrics["beta"].model_copy(update={"epochs": Epochs(n=3, scores=[70.0, 80.0, 90.0], se=5.773503,
+                                                                      spread=20.0)})
+    tasks = inputs.tasks["beta"].model_copy(update={"tasks": {
+        **inputs.tasks["beta"].tasks,
+        "t2": inputs.tasks["beta"].tasks["t2"].model_copy(update={"pass_at_k": {"1": 0.5, "2": 0.75, "3": 1.0}})}})
+    repeated = dataclasses.replace(inputs, metrics={**inputs.metrics, "beta": beta},
+                                   tasks={**inputs.tasks, "beta": tasks})
+    spread, passes = epoch_tables(repeated)
+    assert spread.columns == ("agent", "epochs", "score", "SE", "spread", "epoch 0", "epoch 1", "epoch 2")
+    assert spread.rows == (("beta", "3", fmt_number(beta.score), "5.77", "20.0", "70.0", "80.0", "90.0"),)
+    assert passes.columns == ("task", "agent", "pass@1", "pass@2", "pass@3")
+    assert passes.rows == (("t2", "beta", "50.0 %", "75.0 %", "100.0 %"),)
+    keys = [table.key for table in report_tables(repeated)]
+    assert keys[:3] == ["scores", "repeated-runs", "pass-at-k"]
