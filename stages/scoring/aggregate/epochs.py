@@ -7,7 +7,7 @@ their range. Outcome counts and rates are pooled over every run of every query.
 
 pass@k (hypothesis tasks): the chance that at least one of k runs of a query, drawn from its n scored
 runs of which c were right (q = 1), is right: 1 - C(n-c, k) / C(n, k), the unbiased estimator of
-Chen et al. (2021), averaged over the task's queries that have at least k scored runs.
+Chen et al. (2021, arXiv:2107.03374), averaged over the task's queries that have at least k scored runs.
 """
 
 from __future__ import annotations
