@@ -29,6 +29,7 @@ import logging
 import os
 import select
 import shutil
+import site
 import stat
 import subprocess
 import sys
@@ -59,6 +60,9 @@ log = logging.getLogger(__name__)
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 CELLS = Path(__file__).with_name("cells.py")  # a query's kernel (kernel.py), beside the zygote
+# The harness's virtual environment, which the zygote (started without `site`) enters itself.
+ENVIRONMENT = json.dumps({"prefix": sys.prefix, "exec_prefix": sys.exec_prefix,
+                          "site_packages": site.getsitepackages()})
 READY_SECONDS = 120.0  # importing the stack on a loaded machine
 REPLY_GRACE_SECONDS = 30.0  # past the run's wall clock, before the pool counts as dead
 ZYGOTE_MEMORY_BYTES = 1 << 30  # the zygote's own share of the pool's cgroup, above the run's total
@@ -136,8 +140,8 @@ class WarmPool:
                  "--remount-ro", "/", *command.namespace_args(identity, seccomp_fd, info_w),
                  "--chdir", "/scratch", "--clearenv",
                  *[a for key, value in env.items() for a in ("--setenv", key, value)],
-                 "--", *command.privilege_drop(identity), sys.executable, "/warm/zygote.py",
-                 str(commands_r), str(replies_w), json.dumps(list(self.spec.preload))]
+                 "--", *command.privilege_drop(identity), sys.executable, "-S", "/warm/zygote.py",
+                 str(commands_r), str(replies_w), json.dumps(list(self.spec.preload)), ENVIRONMENT]
         prefix = command.enter_cgroups(self.group.procs_files if self.group else []) + command.rlimit_prefix(
             10**7, limits.address_space_bytes + self.spec.zygote_bytes, limits.file_size_bytes,
             None if self.group else limits.processes)

@@ -165,3 +165,17 @@ def test_a_kernel_answers_when_the_harness_holds_more_than_1024_descriptors(tmp_
     finally:
         for fd in held:
             os.close(fd)
+
+
+def test_the_kernel_is_in_the_harness_environment_without_its_startup_hooks(kernel):
+    """The zygote starts as `python -S` and enters the harness's virtual environment itself."""
+    import site
+    import sys
+
+    ran = kernel.run("import sys, pandas\nprint(sys.prefix)\nprint(sys.path[-1])\n"
+                     "print(sorted(m for m in sys.modules if 'editable' in m))\n"
+                     "print(type(exit).__name__, type(help).__name__)", 30, 4000)
+    assert ran.exit_code == 0, ran.stderr
+    assert ran.stdout.splitlines() == [sys.prefix, site.getsitepackages()[-1], "[]", "Quitter _Helper"]
+    quitted = kernel.run("quit(4)", 5, 1000)
+    assert (quitted.exit_code, quitted.restarted) == (4, False)
