@@ -147,3 +147,26 @@ def test_a_warm_program_must_be_a_script_under_agent():
                  [sys.executable, "/work/x.py"]):
         with pytest.raises(ValueError, match="a warm program runs `python /agent/<script>`"):
             warm_script(AgentProgram(argv, agent_dir=Path("a"), warm=()))
+
+
+def test_repeated_runs_are_pending_epoch_by_epoch_and_only_the_unjournaled_ones():
+    import pandas as pd
+
+    from stages.evaluation.journal import record_key
+
+    agent = setup_agent("mine", AgentParams(kind="command", options={"cmd": "true"}))
+    queries = pd.DataFrame({"query_id": ["q1", "q2"], "task_hash": ["t", "t"], "prompt": ["p1", "p2"]})
+    done = {record_key("t", "q2", agent.agent_hash, None, 0), record_key("t", "q1", agent.agent_hash, None, 1)}
+    pending = harness.pending_queries(queries, agent, done, epochs=3)
+    assert [(row["query_id"], row["epoch"]) for row in pending] == [("q1", 0), ("q2", 1), ("q1", 2), ("q2", 2)]
+    assert [(row["query_id"], row["epoch"]) for row in harness.pending_queries(queries, agent, done)] == [("q1", 0)]
+
+
+def test_a_command_agent_is_told_which_run_of_the_query_it_is(tmp_path: Path):
+    from stages.evaluation.agents import command
+    from stages.evaluation.program import QueryContext
+
+    options = {"cmd": "python {agent_dir}/run.py {workspace}", "env": {"MINE": "1"}}
+    for epoch in (0, 2):
+        program = command.program(options, QueryContext("q1", "t", tmp_path, None, epoch))
+        assert program.env == {"MINE": "1", "SCIBENCH_EPOCH": str(epoch)}

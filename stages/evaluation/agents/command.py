@@ -27,6 +27,8 @@ from pydantic import BaseModel, ConfigDict
 from stages.evaluation.agents.llm.options import ModelAccess
 from stages.evaluation.program import AgentProgram, QueryContext
 
+EPOCH_ENV = "SCIBENCH_EPOCH"
+
 
 class Options(BaseModel):
     """Options of a command agent."""
@@ -52,9 +54,10 @@ def program(options: dict, query: QueryContext) -> AgentProgram:
     agent_dir = Path(parsed.agent_dir).resolve() if parsed.agent_dir else None
     if agent_dir is not None and not agent_dir.is_dir():
         raise FileNotFoundError(f"command agent: agent_dir {agent_dir} does not exist")
+    env = {**parsed.env, EPOCH_ENV: str(query.epoch)}  # which run of the query (`evaluate.epochs`): seed by it
     if parsed.model is None:
-        return AgentProgram(argv=argv, agent_dir=agent_dir, env=dict(parsed.env))
+        return AgentProgram(argv=argv, agent_dir=agent_dir, env=env)
     from stages.evaluation.agents.llm import proxy_service
 
-    return AgentProgram(argv=argv, agent_dir=agent_dir, env={**parsed.env, "SCIBENCH_LLM_MODEL": parsed.model.model},
+    return AgentProgram(argv=argv, agent_dir=agent_dir, env={**env, "SCIBENCH_LLM_MODEL": parsed.model.model},
                         service=proxy_service(parsed.model, query))
