@@ -114,15 +114,16 @@ def main() -> None:
     params = load_params()
     split = params.evaluate.split
     queries = load_split(BENCHMARK, split)
-    pages = REPORTS / FOLDER
-    shutil.rmtree(pages, ignore_errors=True)  # an agent no longer evaluated leaves no pages behind
+    pages, logs = REPORTS / FOLDER, REPORTS / "inspect"
+    for folder in (pages, logs):  # an agent no longer evaluated leaves no pages or log behind
+        shutil.rmtree(folder, ignore_errors=True)
     for agent in params.evaluate.agents:
         if params.agents[agent].kind == "oracle":  # its script reads the private files: no transcript, no log
             continue
         runs = load_agent_runs(agent, params.agents[agent], queries, RUNS, SCORES, params.evaluate)
-        print(f"inspect: {write_log(eval_log(runs, split), REPORTS / 'inspect', agent)}")
+        print(f"inspect: {write_log(eval_log(runs, split), logs, agent)}")
         print(f"inspect: {write_pages(runs, pages)}")
-    print(f"inspect: open the logs with `inspect view --log-dir {REPORTS / 'inspect'}`, "
+    print(f"inspect: open the logs with `inspect view --log-dir {logs}`, "
           f"the pages from {pages}/<agent>.html")
 
 

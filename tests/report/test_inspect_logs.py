@@ -84,6 +84,8 @@ def test_the_stage_writes_each_agents_log_and_pages_from_one_load_and_skips_the_
               ).to_parquet(processed / "scores/react.parquet")
     (processed / "reports/transcripts").mkdir(parents=True)
     (processed / "reports/transcripts/gone.html").write_text("an agent no longer evaluated")
+    (processed / "reports/inspect").mkdir()
+    (processed / "reports/inspect/2000-01-01T00-00-00_scibench_gone.json").write_text("{}")
     params = SimpleNamespace(evaluate=EvaluateParams(split="test", agents=["oracle", "react"], epochs=2),
                              agents={"oracle": AgentParams(kind="oracle"), "react": react})
     loaded, load = [], inspect_logs.load_agent_runs
