@@ -24,6 +24,8 @@
   flight. The flow run's time over the latency-bound ideal, ceil(queries / concurrency) x calls per
   query x latency (target <= 1.3 at 32 in flight, <= 1.5 at 128: `llm_latency_128`), the flow
   process's own CPU per model call (target <= 20 ms) and its peak memory (target <= 1 GB).
+  `llm_marginal_cpu`: the same CPU per call less the run's fixed start-up (the slope between the
+  two runs: what one more call costs the harness).
 - `dask_scaleout`: the oracle on the built benchmark's split through prefect-dask's
   DaskTaskRunner on a local cluster of 1, then 2 worker processes (1 thread each); the speedup
   t1 / t2 of the flow runs (target >= 1.7 on two cores). The oracle runs its script
@@ -41,7 +43,7 @@ import tempfile
 from pathlib import Path
 
 from benchmarks.evaluation.harness import artifact_reading, harness_overhead, kernel_steps, scoring_throughput
-from benchmarks.evaluation.scaling import dask_scaleout, llm_latency, oracle_project
+from benchmarks.evaluation.scaling import dask_scaleout, llm_latency, marginal_cpu, oracle_project
 from benchmarks.runs import prefect_env
 
 ORACLE_RUNNING = {"kind": "oracle", "options": {"reuse_verify": False}}  # runs its script in a sandbox
@@ -66,6 +68,7 @@ def measure(names: tuple[str, ...], params: dict, benchmark: Path) -> dict:
                 results["llm_latency"] = llm_latency(params, env, Path(work))
                 results["llm_latency_128"] = llm_latency(params, env, Path(work), queries=256, concurrency=128,
                                                          target_ratio=1.5)
+                results["llm_marginal_cpu"] = marginal_cpu(results["llm_latency"], results["llm_latency_128"])
             if "dask_scaleout" in names:
                 try:
                     project = oracle_project(Path(work), benchmark)
@@ -106,6 +109,10 @@ def describe(results: dict) -> list[str]:
                          f"(target <= {llm['target_ratio']}); {llm['in_flight']} in flight on average, "
                          f"harness CPU {llm['harness_cpu_per_call_ms']} ms a call (target <= 20), peak "
                          f"{llm['peak_rss_mb']} MB (target <= 1024), machine cores busy {llm['busy_cores']}")
+    if "llm_marginal_cpu" in results:
+        marginal = results["llm_marginal_cpu"]
+        lines.append(f"llm harness CPU per call beyond start-up: {marginal['per_call_ms']} ms "
+                     f"(target <= {marginal['target_cpu_per_call_ms']}); start-up {marginal['fixed_s']} s")
     if "dask_scaleout" in results:
         dask = results["dask_scaleout"]
         if "skipped" in dask:

@@ -85,8 +85,22 @@ def llm_latency(params: dict, env: dict[str, str], work: Path, queries: int = 64
     return {"queries": queries, "concurrency": concurrency, "latency_s": latency_s,
             "calls_per_query": CALLS_PER_QUERY, "calls": calls, **run_figures(run, project, LLM_AGENT),
             "ideal_s": ideal, "ratio": ratio(run.flow_s, ideal), "process_ratio": ratio(run.process_s, ideal),
-            "target_ratio": target_ratio, "harness_cpu_per_call_ms": round(1000 * run.own_cpu_s / max(calls, 1), 1),
+            "target_ratio": target_ratio, "harness_cpu_s": run.own_cpu_s,
+            "harness_cpu_per_call_ms": round(1000 * run.own_cpu_s / max(calls, 1), 1),
             "target_cpu_per_call_ms": 20, "peak_rss_mb": run.peak_rss_mb, "target_peak_rss_mb": 1024}
+
+
+def marginal_cpu(small: dict, large: dict) -> dict:
+    """The flow process's CPU per model call beyond its fixed start-up, from two `llm_latency` runs.
+
+    `harness_cpu_per_call_ms` divides all of a run's CPU by its calls, imports of the flow's
+    libraries included (seconds, once per run); the slope between a small and a large run is what
+    one more call costs, and the intercept what a run costs before its first.
+    """
+    per_call = (large["harness_cpu_s"] - small["harness_cpu_s"]) / (large["calls"] - small["calls"])
+    return {"per_call_ms": round(1000 * per_call, 1), "target_cpu_per_call_ms": 20,
+            "fixed_s": round(small["harness_cpu_s"] - per_call * small["calls"], 2),
+            "calls": [small["calls"], large["calls"]]}
 
 
 def oracle_project(work: Path, benchmark: Path) -> Path:

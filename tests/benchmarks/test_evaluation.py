@@ -22,6 +22,7 @@ from benchmarks.evaluation.scaling import (
     dask_scaleout,
     latency_bound_ideal,
     llm_latency,
+    marginal_cpu,
     oracle_project,
     ratio,
     scripted_react,
@@ -37,8 +38,8 @@ SPIN = {"kind": "command", "options": {"cmd": "python -c \"import json; n = sum(
                                               "json.dump(dict(answer=n % 97), open('work/answer.json', 'w'))\""}}
 RUN_FIGURES = {"process_s", "flow_s", "busy_cores", "records", "answered", "query_s", "in_flight"}
 LLM_FIGURES = {"queries", "concurrency", "latency_s", "calls_per_query", "calls", "ideal_s", "ratio",
-               "process_ratio", "target_ratio", "harness_cpu_per_call_ms", "target_cpu_per_call_ms", "peak_rss_mb",
-               "target_peak_rss_mb"} | RUN_FIGURES
+               "process_ratio", "target_ratio", "harness_cpu_s", "harness_cpu_per_call_ms", "target_cpu_per_call_ms",
+               "peak_rss_mb", "target_peak_rss_mb"} | RUN_FIGURES
 DASK_FIGURES = {"agent", "split", "runs", "t1_s", "t2_s", "speedup", "process_speedup", "target_speedup"}
 
 
@@ -61,6 +62,15 @@ def test_the_scripted_model_runs_code_that_answers_then_submits_each_after_its_l
     second = reply(Request("/v1/chat/completions", {}, ran))
     assert (first.tool_calls, first.delay) == ([("python", json.dumps({"code": ANSWER_CODE}))], 0.5)
     assert (second.tool_calls, second.delay) == ([("submit", "{}")], 0.5)
+
+
+def test_the_marginal_cpu_per_call_is_the_slope_between_two_runs():
+    small = {"harness_cpu_s": 5.0, "calls": 128}
+    large = {"harness_cpu_s": 13.0, "calls": 512}
+    assert marginal_cpu(small, large) == {"per_call_ms": 20.8, "target_cpu_per_call_ms": 20, "fixed_s": 2.33,
+                                          "calls": [128, 512]}
+    assert describe({"llm_marginal_cpu": marginal_cpu(small, large)}) == [
+        "llm harness CPU per call beyond start-up: 20.8 ms (target <= 20); start-up 2.33 s"]
 
 
 def test_the_dask_measurement_says_what_to_run_when_no_benchmark_is_built(tmp_path):
