@@ -13,9 +13,9 @@ from pathlib import Path
 
 from stages.evaluation.program import AgentProgram, Attempt, warm_script
 from stages.sandbox import Collected, Limits, RunResult, debris, harvest_work, run_sandboxed
-from stages.sandbox.kernel import Kernel, KernelDied
+from stages.sandbox.kernel import KernelDied, StartingKernel
 from stages.sandbox.pools import run_warm
-from stages.sandbox.warm import PoolDied, PoolSpec
+from stages.sandbox.warm import PoolSpec
 from stages.sandbox.workspace import (
     ANSWER_FILE,
     MAX_ANSWER_BYTES,
@@ -116,12 +116,11 @@ def run_loop(program: AgentProgram, prompt: str, public_dir: Path, limits: Limit
     killed the zygote) ends the loop with what it handed in: nothing, its files went with it.
     """
     started = time.monotonic()
-    try:
-        kernel = Kernel(limits, prompt, public_dir, hidden=hidden, binds=tuple(sorted(program.ro_binds.items())))
-    except (KernelDied, PoolDied, OSError) as error:
-        return RunResult(None, False, time.monotonic() - started, "", "", f"the kernel did not start: {error}"), ()
-    with kernel:
+    with StartingKernel(limits, prompt, public_dir, hidden=hidden,
+                        binds=tuple(sorted(program.ro_binds.items()))) as kernel:
         outcome = program.loop(kernel, prompt, program.env)
+        if kernel.failed:  # the sandbox's failure, not the model's: retried, never scored
+            return RunResult(None, False, time.monotonic() - started, "", "", kernel.failed), ()
         try:
             files, ended = kernel.hand_in(names, cap), ""
         except KernelDied as error:

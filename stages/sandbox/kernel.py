@@ -21,6 +21,7 @@ import contextlib
 import os
 import stat
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,3 +130,56 @@ def _take(path: str, cap: int) -> str:
     cut = size - len(head) - len(tail)
     middle = f"\n[... {cut} bytes cut ...]\n" if cut > 0 else ""
     return head.decode(errors="replace") + middle + tail.decode(errors="replace")
+
+
+# Kernels started beside the loops that will use them: a few threads, each waiting on a sandbox's
+# interpreter to say it is ready (the sandboxes themselves are started one at a time by warm.py).
+_STARTERS = ThreadPoolExecutor(8, thread_name_prefix="kernel-starter")
+
+
+class StartingKernel:
+    """A query's kernel whose sandbox starts in the background while its loop makes its first model call.
+
+    The kernel is needed only when the model's first code runs, a model call later; until then its
+    start (~40 ms of CPU, longer when a wave of queries starts at once) costs the query no time.
+    Each method waits for the start; a start that failed raises `KernelDied` there, and `failed`
+    says why, so that the run is an infrastructure error, not the model's.
+    """
+
+    def __init__(self, *args, **kwargs):
+        self._future = _STARTERS.submit(Kernel, *args, **kwargs)
+
+    @property
+    def failed(self) -> str | None:
+        """Why the kernel did not start (None: it started, or has not been needed yet and still may)."""
+        error = self._future.exception()
+        return None if error is None else f"the kernel did not start: {error}"
+
+    def _kernel(self) -> Kernel:
+        try:
+            return self._future.result()
+        except (KernelDied, PoolDied, OSError) as error:
+            raise KernelDied(f"the kernel did not start: {error}") from error
+
+    def run(self, code: str, timeout: float, cap: int) -> CellResult:
+        """`Kernel.run`, once the kernel has started."""
+        return self._kernel().run(code, timeout, cap)
+
+    def read_work(self, name: str, cap: int) -> Collected:
+        """`Kernel.read_work`, once the kernel has started."""
+        return self._kernel().read_work(name, cap)
+
+    def hand_in(self, names: Sequence[str], cap: int) -> dict[str, Collected]:
+        """`Kernel.hand_in`, once the kernel has started."""
+        return self._kernel().hand_in(names, cap)
+
+    def close(self) -> None:
+        """Close the kernel once its start is over (a failed start left nothing to close)."""
+        if self._future.exception() is None:
+            self._future.result().close()
+
+    def __enter__(self) -> StartingKernel:
+        return self
+
+    def __exit__(self, *_) -> None:
+        self.close()

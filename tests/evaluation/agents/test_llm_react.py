@@ -166,3 +166,37 @@ def test_the_turn_bound_stops_the_loop_and_the_state_reached_is_scored(tmp_path)
         ran = run_llm_query(tmp_path, llm_options(server.base_url, max_turns=2))
     assert (len(server.requests), ran.record.agent_limit, ran.score.outcome) == (2, "max_turns", Outcome.ANSWERED)
     assert ran.record.stdout.endswith("scibench-llm stop: max_turns\n")
+
+
+def test_the_first_model_call_does_not_wait_for_the_kernel_and_a_kernel_that_never_starts_is_an_infra_error(
+        tmp_path, monkeypatch):
+    import threading
+
+    from stages.sandbox import kernel as kernels
+    from stages.sandbox.warm import PoolDied
+
+    asked = threading.Event()
+    real = kernels.Kernel
+
+    def slow_start(*args, **kwargs):  # the sandbox starts only once the model has been asked
+        assert asked.wait(30), "the first model call waited for the kernel"
+        return real(*args, **kwargs)
+
+    def first_turn(request):
+        asked.set()
+        return python(MEAN_CODE) if len(request.body["messages"]) <= 2 else SUBMIT
+
+    monkeypatch.setattr(kernels, "Kernel", slow_start)
+    with ScriptedLLM(first_turn) as server:
+        ran = run_llm_query(tmp_path / "slow", llm_options(server.base_url))
+    assert (ran.score.outcome, ran.record.answer_text, ran.record.infra_error) == (
+        Outcome.ANSWERED, '{"answer": 2.5}', None)
+
+    def broken(*args, **kwargs):
+        raise PoolDied("the zygote did not start")
+
+    monkeypatch.setattr(kernels, "Kernel", broken)
+    with ScriptedLLM([python(MEAN_CODE), SUBMIT]) as server:
+        ran = run_llm_query(tmp_path / "broken", llm_options(server.base_url))
+    assert ran.record.infra_error == "the kernel did not start: the zygote did not start"
+    assert ran.score.outcome == Outcome.INFRA_ERROR and ran.record.answer_text is None

@@ -19,7 +19,7 @@ from stages.evaluation.agents.llm.programs import one_turn, reflexion, selfdebug
 from stages.evaluation.agents.llm.session import Config, Session
 from stages.evaluation.agents.llm.tools import react, workflow
 from stages.evaluation.transcript import Stop as StopEvent
-from stages.sandbox.kernel import Kernel, KernelDied
+from stages.sandbox.kernel import Kernel, KernelDied, StartingKernel
 
 STRATEGIES = {"one_turn": one_turn, "react": react, "selfdebug": selfdebug, "reflexion": reflexion,
               "workflow": workflow}
@@ -58,7 +58,7 @@ async def run_strategy(session: Session) -> int:
     return 3 if reason == "model_unavailable" else session.exit_code()
 
 
-def run_loop(config: Config, token: str, kernel: Kernel, prompt: str) -> LoopOutcome:
+def run_loop(config: Config, token: str, kernel: Kernel | StartingKernel, prompt: str) -> LoopOutcome:
     """Run one query's loop on the process's event loop and wait for it; the wall budget starts now."""
     record: list[str] = []
     events: list = []

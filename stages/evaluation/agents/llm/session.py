@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from stages.evaluation.agents.llm.chat import Chat, Stop
 from stages.evaluation.transcript import CodeRun, capped
-from stages.sandbox.kernel import CellResult, Kernel
+from stages.sandbox.kernel import CellResult, Kernel, StartingKernel
 from stages.sandbox.workspace import ANSWER_FILE, MAX_ANSWER_BYTES
 
 
@@ -33,7 +33,7 @@ class Session:
 
     config: Config
     chat: Chat
-    kernel: Kernel
+    kernel: Kernel | StartingKernel  # a kernel, or one still starting (runner.run_loop)
     task: str  # prompt.md
     log: list[str] = field(default_factory=list)  # the loop's own record, kept as the attempt's stdout
     events: list = field(default_factory=list)  # the transcript's (stages/evaluation/transcript.py)
