@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
@@ -29,10 +30,11 @@ def store_artifact(artifacts: Path, data: bytes) -> str:
     path = artifacts / digest
     if not path.exists():
         artifacts.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.partial")
+        # A partial file of this call's own: queries in flight often hand in the same bytes at once.
+        partial = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.partial")
         try:
             partial.write_bytes(data)
-            partial.replace(path)
+            partial.replace(path)  # the same bytes, whoever renames last
         except OSError as error:  # a full disk: no partial file is left, and the query is not journaled
             partial.unlink(missing_ok=True)
             raise OSError(error.errno, f"{path}: storing failed, nothing kept: {error.strerror}") from error

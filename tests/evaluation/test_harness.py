@@ -170,3 +170,23 @@ def test_a_command_agent_is_told_which_run_of_the_query_it_is(tmp_path: Path):
     for epoch in (0, 2):
         program = command.program(options, QueryContext("q1", "t", tmp_path, None, epoch))
         assert program.env == {"MINE": "1", "SCIBENCH_EPOCH": str(epoch)}
+
+
+def test_many_threads_storing_the_same_bytes_at_once_all_get_them_kept(tmp_path: Path):
+    """Queries in flight often hand in identical files ({"answer": 2.5}); they shared one partial file."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    data = b'{"answer": 2.5}'
+    start = threading.Barrier(16)
+
+    def store(_):
+        start.wait()
+        return harness.store_artifact(tmp_path / "artifacts", data)
+
+    for _ in range(20):
+        with ThreadPoolExecutor(16) as pool:
+            digests = set(pool.map(store, range(16)))
+        assert digests == {hashlib.sha256(data).hexdigest()}
+        assert [path.name for path in (tmp_path / "artifacts").iterdir()] == [hashlib.sha256(data).hexdigest()]
+        (tmp_path / "artifacts" / hashlib.sha256(data).hexdigest()).unlink()
