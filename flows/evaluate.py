@@ -6,7 +6,10 @@ Queries run as Prefect tasks on a bounded pool: threads on this machine (`evalua
 the agent's own `concurrency` for I/O-bound agents such as LLM agents), or the workers of an
 existing Dask cluster (`evaluate.dask_address`, through prefect-dask's `DaskTaskRunner`). Each task
 returns its record and the flow appends it as it completes, so one process owns the journal
-whatever runs the queries, and a kill loses at most the queries still in flight.
+whatever runs the queries, and a kill loses at most the queries still in flight. With
+`evaluate.query_task_runs: false` the flow runs the queries on threads of its own, without a task
+run each, and shows its progress as a progress artifact (the Prefect server's bookkeeping of a
+task run costs about as much CPU as the harness's own work on a query of an LLM agent).
 """
 
 from __future__ import annotations
@@ -14,6 +17,9 @@ from __future__ import annotations
 import argparse
 import re
 from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import as_completed as futures_completed
 from pathlib import Path
 
 from prefect import flow, task, unmapped
@@ -22,6 +28,7 @@ from prefect.futures import as_completed
 from prefect.utilities.annotations import quote
 
 from flows.prefect_api import prefect_api, publish, run_flow
+from flows.progress import Progress
 from flows.runners import task_runner
 from stages.built_benchmark import benchmark_id, load_split
 from stages.evaluation.agents import PREPARE
@@ -42,6 +49,36 @@ def run_one(query: dict, agent: AgentSetup, bench_id: str, limits, hidden, retri
     """Run one query in the sandbox; the record comes back to the flow, which journals it."""
     return evaluate_query(query, agent, root / BENCHMARK, bench_id, limits, hidden, retries, unsafe,
                           artifacts=root / RUNS / agent.name / "artifacts")
+
+
+def as_task_runs(queries: list[dict], shared: dict) -> Iterator[JournalRecord]:
+    """Each query a Prefect task run on the flow's task runner; records as they finish."""
+    # quote(): Prefect would otherwise walk every parameter of every task run looking for futures
+    # to wait on (a fifth of the harness's CPU per query of an llm agent); none of these holds one.
+    futures = run_one.map([quote(query) for query in queries],
+                          **{name: unmapped(quote(value)) for name, value in shared.items()})
+    for future in as_completed(futures):
+        yield future.result()
+
+
+def on_threads(queries: list[dict], shared: dict, concurrency: int, progress: Progress) -> Iterator[JournalRecord]:
+    """The queries on `concurrency` threads of the flow's own, no task run each; records as they finish.
+
+    Stopped (a signal, an error), it starts no query it has not started yet.
+    """
+    pool = ThreadPoolExecutor(concurrency, thread_name_prefix="query")
+    try:
+        futures = [pool.submit(run_one.fn, query, **shared) for query in queries]
+        for future in futures_completed(futures):
+            yield future.result()
+            progress.advance()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def artifact_key(text: str) -> str:
+    """An artifact key Prefect accepts: lowercase letters, digits and dashes."""
+    return re.sub(r"[^a-z0-9-]+", "-", text.lower())
 
 
 def run_summary(split: str, n_queries: int, records: list[JournalRecord], epochs: int = 1) -> dict:
@@ -84,7 +121,7 @@ def publish_run(agent: str, split: str, records: list[JournalRecord], summary: d
     """The run's per-task table and summary line as a Prefect artifact of this flow run (best effort)."""
     from prefect.artifacts import create_table_artifact
 
-    key = re.sub(r"[^a-z0-9-]+", "-", f"evaluate-{agent}-{split}".lower())
+    key = artifact_key(f"evaluate-{agent}-{split}")
     publish(f"the artifact {key!r}", create_table_artifact, key=key, description=describe(agent, summary),
             table=run_table(records) or [{"task": "(nothing left to run)", "ran": 0}])
 
@@ -102,17 +139,16 @@ def evaluate(agent_name: str, split: str, settings: EvaluateParams, configured: 
     split_queries = load_split(root / BENCHMARK, split)
     epochs = agent_epochs(configured, settings)
     queries = pending_queries(split_queries, agent, done, epochs)
-    # quote(): Prefect would otherwise walk every parameter of every task run looking for futures
-    # to wait on (a fifth of the harness's CPU per query of an llm agent); none of these holds one.
-    futures = run_one.map(
-        [quote(query) for query in queries], agent=unmapped(quote(agent)),
-        bench_id=unmapped(benchmark_id(root / BENCHMARK)), limits=unmapped(quote(settings.limits.to_limits())),
-        hidden=unmapped(quote([root])), retries=unmapped(settings.infra_retries), root=unmapped(root),
-        unsafe=unmapped(unsafe_no_sandbox),
-    )
+    shared = {"agent": agent, "bench_id": benchmark_id(root / BENCHMARK), "limits": settings.limits.to_limits(),
+              "hidden": [root], "retries": settings.infra_retries, "root": root, "unsafe": unsafe_no_sandbox}
+    if settings.query_task_runs:
+        finished = as_task_runs(queries, shared)
+    else:
+        finished = on_threads(queries, shared, configured.concurrency or settings.concurrency,
+                              Progress(artifact_key(f"evaluate-{agent_name}-{split}-progress"), len(queries),
+                                       f"evaluate@{agent_name} on {split}"))
     records = []
-    for future in as_completed(futures):
-        record = future.result()
+    for record in finished:
         journal.append(record)
         records.append(record)
     summary = run_summary(split, len(split_queries), records, epochs)

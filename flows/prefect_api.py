@@ -177,14 +177,18 @@ def run_flow(flow: Flow[..., R], *args: Any, **kwargs: Any) -> R:
     return run_flow(flow, *args, **kwargs)
 
 
-def publish(what: str, create: Callable[..., Any], **kwargs: Any) -> None:
-    """Create an artifact with `create(**kwargs)`; an API error is noted as `what`, not raised."""
+def publish(what: str, create: Callable[..., Any], **kwargs: Any) -> Any:
+    """Create an artifact with `create(**kwargs)` and return what it returns (its id).
+
+    An API error is noted as `what`, not raised, and None is returned.
+    """
     try:
-        create(**kwargs)
+        return create(**kwargs)
     except Exception as error:
         if (cause := api_error(error)) is None:
             raise
         note(what, cause)
+        return None
 
 
 def api_error(error: BaseException) -> BaseException | None:

@@ -1,7 +1,8 @@
 """SIGTERM to a running evaluation: its sandboxes end, its workspaces and cgroups go, nothing is journaled.
 
 `python -m flows.evaluate` runs the `steady` agent on a hand-made 2 x 3-query benchmark whose
-programs sleep 20 s (scibench_testing/crash.py), two at a time. Once both sandboxes run, the flow
+programs sleep 20 s (scibench_testing/crash.py), two at a time, as Prefect task runs or on the
+flow's own threads (`evaluate.query_task_runs`). Once both sandboxes run, the flow
 process gets SIGTERM: it must end by that signal within seconds (Prefect marks the flow run
 crashed), leave no process of its family, no folder or cgroup with its owner tag, and journal no
 record for the two runs it killed (a killed run is not the agent's result; a rerun does them).
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from scibench_testing.crash import evaluate_command, journal_state, mini_benchmark
 from scibench_testing.prefect_server import start_prefect_server
 from scibench_testing.processes import descendants, survivors
@@ -26,12 +28,16 @@ from stages.sandbox import debris
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
 
 
-def test_sigterm_mid_run_leaves_nothing_and_journals_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("task_runs", [True, False], ids=["task-runs", "flow-threads"])
+def test_sigterm_mid_run_leaves_nothing_and_journals_nothing(tmp_path: Path, task_runs: bool) -> None:
     home = tmp_path / "prefect"
     home.mkdir()
     server = start_prefect_server(offline_env(home), home)
     try:
         project = mini_benchmark(tmp_path / "project", tasks=2, queries_per_task=3, sleep_s=20)
+        params = yaml.safe_load((project / "params.yaml").read_text())
+        params["evaluate"]["query_task_runs"] = task_runs
+        (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
         env = offline_env(tmp_path) | {"PYTHONPATH": str(ROOT), "PREFECT_API_URL": server.api_url}
         with open(tmp_path / "evaluate.log", "wb") as log:
             flow = subprocess.Popen(evaluate_command("steady", "test"), cwd=project, env=env, stdout=log,

@@ -25,7 +25,8 @@
   query x latency (target <= 1.3 at 32 in flight, <= 1.5 at 128: `llm_latency_128`), the flow
   process's own CPU per model call (target <= 20 ms) and its peak memory (target <= 1 GB).
   `llm_marginal_cpu`: the same CPU per call less the run's fixed start-up (the slope between the
-  two runs: what one more call costs the harness).
+  two runs: what one more call costs the harness). `llm_latency_threads`, `llm_latency_128_threads`:
+  the same runs with `evaluate.query_task_runs: false` (no Prefect task run per query).
 - `dask_scaleout`: the oracle on the built benchmark's split through prefect-dask's
   DaskTaskRunner on a local cluster of 1, then 2 worker processes (1 thread each); the speedup
   t1 / t2 of the flow runs (target >= 1.7 on two cores). The oracle runs its script
@@ -69,6 +70,9 @@ def measure(names: tuple[str, ...], params: dict, benchmark: Path) -> dict:
                 results["llm_latency_128"] = llm_latency(params, env, Path(work), queries=256, concurrency=128,
                                                          target_ratio=1.5)
                 results["llm_marginal_cpu"] = marginal_cpu(results["llm_latency"], results["llm_latency_128"])
+                results["llm_latency_threads"] = llm_latency(params, env, Path(work), task_runs=False)
+                results["llm_latency_128_threads"] = llm_latency(params, env, Path(work), queries=256, concurrency=128,
+                                                                 target_ratio=1.5, task_runs=False)
             if "dask_scaleout" in names:
                 try:
                     project = oracle_project(Path(work), benchmark)
@@ -100,10 +104,11 @@ def describe(results: dict) -> list[str]:
     if "scoring_throughput" in results:
         scoring = results["scoring_throughput"]
         lines.append(f"scoring: {scoring['per_second']} results/s (target >= {scoring['target_per_second']})")
-    for key in ("llm_latency", "llm_latency_128"):
+    for key in ("llm_latency", "llm_latency_128", "llm_latency_threads", "llm_latency_128_threads"):
         if key in results:
             llm = results[key]
-            lines.append(f"llm evaluation: {llm['queries']} queries, {llm['concurrency']} in flight, "
+            how = "a task run each" if llm.get("task_runs", True) else "on the flow's threads"
+            lines.append(f"llm evaluation ({how}): {llm['queries']} queries, {llm['concurrency']} in flight, "
                          f"{llm['calls_per_query']} calls of {llm['latency_s']} s each: flow {llm['flow_s']} s "
                          f"(process {llm['process_s']} s) vs ideal {llm['ideal_s']} s, ratio {llm['ratio']} "
                          f"(target <= {llm['target_ratio']}); {llm['in_flight']} in flight on average, "

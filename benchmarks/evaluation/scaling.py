@@ -44,10 +44,11 @@ def scripted_react(latency_s: float) -> Callable[[Request], Turn]:
     return reply
 
 
-def write_params(project: Path, params: dict, agents: dict | None = None, dask_address: str | None = None) -> None:
-    """The project's params.yaml: `params` with more agents and the Dask scheduler set."""
+def write_params(project: Path, params: dict, agents: dict | None = None, dask_address: str | None = None,
+                 task_runs: bool = True) -> None:
+    """The project's params.yaml: `params` with more agents, the Dask scheduler and `query_task_runs` set."""
     changed = {**params, "agents": {**params["agents"], **(agents or {})},
-               "evaluate": {**params["evaluate"], "dask_address": dask_address}}
+               "evaluate": {**params["evaluate"], "dask_address": dask_address, "query_task_runs": task_runs}}
     (project / "params.yaml").write_text(yaml.safe_dump(changed, sort_keys=False))
 
 
@@ -65,24 +66,26 @@ def run_figures(run: Run, project: Path, agent: str) -> dict:
 
 
 def llm_latency(params: dict, env: dict[str, str], work: Path, queries: int = 64, concurrency: int = 32,
-                latency_s: float = 1.0, target_ratio: float = 1.3) -> dict:
+                latency_s: float = 1.0, target_ratio: float = 1.3, task_runs: bool = True) -> dict:
     """An llm agent on `queries` hand-made queries against a model that answers after `latency_s`.
 
     Besides the time over the ideal: the flow process's own CPU per model call (its threads, not the
-    kernels' sandboxes; target <= 20 ms) and its peak resident memory.
+    kernels' sandboxes; target <= 20 ms) and its peak resident memory. `task_runs`: a Prefect task
+    run per query (the default), or the flow's own threads and a progress bar.
     """
-    project = work / f"llm{concurrency}"
+    project = work / f"llm{concurrency}{'' if task_runs else '-threads'}"
     write_benchmark(project / BENCHMARK, {"bench": number_task("bench")}, [
         {"query_id": f"q{n:04d}", "task_id": "bench", "scope": f"s{n}", "prompt": f"# bench\n\nQUERY {n}\n",
          "files": {"README.md": "nothing to read\n"}} for n in range(queries)])
     with ScriptedLLM(scripted_react(latency_s)) as model:
         options = {"strategy": "react", "model": "scripted", "base_url": model.base_url, "api_key_env": None,
                    "max_turns": 4, "per_call_timeout_s": 60 + latency_s}
-        write_params(project, params, {LLM_AGENT: {"kind": "llm", "concurrency": concurrency, "options": options}})
+        write_params(project, params, {LLM_AGENT: {"kind": "llm", "concurrency": concurrency, "options": options}},
+                     task_runs=task_runs)
         run = run_evaluation(project, LLM_AGENT, "test", env)
         calls = len(model.requests)
     ideal = latency_bound_ideal(queries, concurrency, CALLS_PER_QUERY, latency_s)
-    return {"queries": queries, "concurrency": concurrency, "latency_s": latency_s,
+    return {"queries": queries, "concurrency": concurrency, "latency_s": latency_s, "task_runs": task_runs,
             "calls_per_query": CALLS_PER_QUERY, "calls": calls, **run_figures(run, project, LLM_AGENT),
             "ideal_s": ideal, "ratio": ratio(run.flow_s, ideal), "process_ratio": ratio(run.process_s, ideal),
             "target_ratio": target_ratio, "harness_cpu_s": run.own_cpu_s,

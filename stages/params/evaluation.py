@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stages.params.section import Section
 from stages.sandbox.limits import SandboxLimits
@@ -21,6 +21,17 @@ class EvaluateParams(Section):
     dask_address: str | None = None  # run queries on an existing Dask cluster (tcp://host:8786)
     # Runs of each query by agents whose runs can differ (llm, command); scores are their mean.
     epochs: int = Field(1, ge=1)
+    # One Prefect task run per query (each watched in the UI); false: the flow runs the queries on
+    # threads of its own and shows a progress artifact, sparing the Prefect server ~36 ms of CPU a
+    # query (docs/performance.md); an existing Dask cluster needs task runs.
+    query_task_runs: bool = True
+
+    @model_validator(mode="after")
+    def _task_runs_for_dask(self) -> EvaluateParams:
+        if self.dask_address and not self.query_task_runs:
+            raise ValueError("evaluate.dask_address runs queries as Prefect task runs: "
+                             "set evaluate.query_task_runs to true")
+        return self
 
 
 class AgentParams(Section):

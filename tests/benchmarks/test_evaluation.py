@@ -37,7 +37,7 @@ needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None,
 SPIN = {"kind": "command", "options": {"cmd": "python -c \"import json; n = sum(i * i for i in range(200000)); "
                                               "json.dump(dict(answer=n % 97), open('work/answer.json', 'w'))\""}}
 RUN_FIGURES = {"process_s", "flow_s", "busy_cores", "records", "answered", "query_s", "in_flight"}
-LLM_FIGURES = {"queries", "concurrency", "latency_s", "calls_per_query", "calls", "ideal_s", "ratio",
+LLM_FIGURES = {"queries", "concurrency", "latency_s", "task_runs", "calls_per_query", "calls", "ideal_s", "ratio",
                "process_ratio", "target_ratio", "harness_cpu_s", "harness_cpu_per_call_ms", "target_cpu_per_call_ms",
                "peak_rss_mb", "target_peak_rss_mb"} | RUN_FIGURES
 DASK_FIGURES = {"agent", "split", "runs", "t1_s", "t2_s", "speedup", "process_speedup", "target_speedup"}
@@ -88,8 +88,9 @@ def test_each_measurement_is_one_printed_line():
                                                           {"records": 18, "busy_cores": 2.0, "in_flight": 1.9}]},
     }
     assert describe(results) == [
-        "llm evaluation: 64 queries, 32 in flight, 2 calls of 1.0 s each: flow 5.0 s (process 8.5 s) vs ideal "
-        "4.0 s, ratio 1.25 (target <= 1.3); 27.5 in flight on average, harness CPU 12.5 ms a call (target <= 20), "
+        "llm evaluation (a task run each): 64 queries, 32 in flight, 2 calls of 1.0 s each: flow 5.0 s (process "
+        "8.5 s) vs ideal 4.0 s, ratio 1.25 (target <= 1.3); 27.5 in flight on average, harness CPU 12.5 ms a call "
+        "(target <= 20), "
         "peak 310.2 MB (target <= 1024), machine cores busy 1.9",
         "dask scale-out: oracle on 18 test queries: 1 worker 90.0 s, 2 workers 50.0 s, speedup 1.8 "
         "(target >= 1.7); in flight 0.98, 1.9; machine cores busy 1.1, 2.0",
