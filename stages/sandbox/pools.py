@@ -24,6 +24,11 @@ from stages.sandbox.workspace import make_workspace, remove_workspace
 log = logging.getLogger(__name__)
 
 
+# CPython 3.11 builds ASTs with per-interpreter state that two threads parsing at once corrupt
+# ("SystemError: AST constructor recursion depth mismatch", python/cpython#106905): one at a time.
+_parsing = threading.Lock()
+
+
 def imports_of(paths: Sequence[Path]) -> tuple[str, ...]:
     """The modules the Python files at `paths` (files, or folders searched) import, minus their own, sorted.
 
@@ -33,7 +38,9 @@ def imports_of(paths: Sequence[Path]) -> tuple[str, ...]:
     own = {p.stem for p in files} | {path.name for path in paths if path.is_dir()}
     names = set()
     for path in files:
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        with _parsing:
+            tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 names.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:

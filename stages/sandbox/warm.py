@@ -60,8 +60,7 @@ log = logging.getLogger(__name__)
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 CELLS = Path(__file__).with_name("cells.py")  # a query's kernel (kernel.py), beside the zygote
-# The harness's virtual environment, which the zygote (started without `site`) enters itself.
-ENVIRONMENT = json.dumps({"prefix": sys.prefix, "exec_prefix": sys.exec_prefix,
+ENVIRONMENT = json.dumps({"prefix": sys.prefix, "exec_prefix": sys.exec_prefix,  # the zygote enters it itself
                           "site_packages": site.getsitepackages()})
 READY_SECONDS = 120.0  # importing the stack on a loaded machine
 REPLY_GRACE_SECONDS = 30.0  # past the run's wall clock, before the pool counts as dead

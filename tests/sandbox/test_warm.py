@@ -308,3 +308,31 @@ def test_a_stopped_harness_starts_no_pool_and_keeps_no_run_that_ended_after_the_
         threading.Timer(0.3, lambda: monkeypatch.setattr(debris, "_stopping", True)).start()
         ended = run(pool, *slow)
     assert ended.infra_error == "the harness was stopped by a signal during the run"
+
+
+def test_threads_reading_imports_at_once_parse_one_file_at_a_time(tmp_path, monkeypatch):
+    """CPython 3.11 corrupts its AST state when two threads parse at once (python/cpython#106905):
+    it failed a build's first warm heuristic queries, two threads building their first pools at once."""
+    import ast
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    (tmp_path / "a.py").write_text("import numpy\n")
+    inside, most, lock, parse = [0], [0], threading.Lock(), ast.parse
+
+    def watched(*args, **kwargs):
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+        time.sleep(0.01)
+        try:
+            return parse(*args, **kwargs)
+        finally:
+            with lock:
+                inside[0] -= 1
+
+    monkeypatch.setattr(pools.ast, "parse", watched)
+    with ThreadPoolExecutor(8) as pool:
+        found = set(pool.map(lambda _: pools.imports_of([tmp_path]), range(16)))
+    assert (found, most[0]) == ({("numpy",)}, 1)
