@@ -82,3 +82,20 @@ def test_the_loop_gets_its_options_but_neither_the_key_nor_the_endpoint(monkeypa
     assert agent.loop is not None and agent.argv == [] and agent.agent_dir is None
     assert "sk-secret" not in repr(agent) and "api.example.org" not in str(agent.env)
     assert agent.service.settings.endpoint.url == "https://api.example.org/v1/chat/completions"
+
+
+def test_a_workflow_document_is_the_agent_by_what_it_holds_not_where_it_lies(tmp_path):
+    import shutil as files
+
+    from stages.evaluation.agents.llm.workflows import BUILTIN
+
+    first, second = tmp_path / "a.yaml", tmp_path / "elsewhere.yaml"
+    files.copy(BUILTIN / "react.yaml", first)
+    files.copy(BUILTIN / "react.yaml", second)
+    by_document = {key: value for key, value in BASE.items() if key != "strategy"}
+    assert key_of(by_document | {"workflow": str(first)}) == key_of(by_document | {"workflow": str(second)})
+    assert key_of(by_document | {"workflow": str(first)}) == key_of(BASE | {"strategy": "react"})
+    second.write_text(second.read_text().replace("finish: submit", "finish: submit, turns: 3"))
+    assert key_of(by_document | {"workflow": str(second)}) != key_of(by_document | {"workflow": str(first)})
+    with pytest.raises(ValidationError, match="either a built-in `strategy` or a `workflow` document"):
+        key_of(BASE | {"workflow": str(first)})

@@ -29,9 +29,10 @@ from stages.hashing import content_hash, file_sha256
 from stages.yamlfile import read_yaml
 
 LOOP = Path(__file__).parent  # the loop's code, part of an llm agent's identity
-LOOP_FILES = ("chat.py", "client.py", "loop.py", "programs.py", "prompts.py", "session.py", "tools.py")
-LOOP_OPTIONS = ("strategy", "model", "max_turns", "max_rounds", "tool_output_chars", "wall_budget_s",
-                "code_timeout_s", "scaffold")  # what the loop is told
+LOOP_FILES = ("chat.py", "client.py", "loop.py", "programs.py", "prompts.py", "session.py", "tools.py",
+              "workflows/run.py", "workflows/schema.py")
+LOOP_OPTIONS = ("model", "max_turns", "max_rounds", "tool_output_chars", "wall_budget_s",
+                "code_timeout_s", "scaffold")  # what the loop is told, besides its workflow
 
 
 class MissingApiKey(RuntimeError):
@@ -39,7 +40,7 @@ class MissingApiKey(RuntimeError):
 
 
 def identity(options: dict) -> dict:
-    """What keys an llm agent's journal records: its defining options and the loop's code."""
+    """What keys an llm agent's journal records: its defining options (its workflow document too), the loop's code."""
     return {"options": option_identity(options),
             "loop": content_hash([[name, file_sha256(LOOP / name)] for name in LOOP_FILES])}
 
@@ -70,6 +71,7 @@ def program(options: dict, query: QueryContext) -> AgentProgram:
     """The loop for one query, and its proxy."""
     parsed = Options.model_validate(options)
     config = parsed.model_dump(include=set(LOOP_OPTIONS)) | {
+        "workflow": parsed.load_workflow(),
         "domain": task_domain(query.private_dir) if parsed.domain_knowledge else None}
     return AgentProgram(argv=[], loop=functools.partial(_run_loop, config),
                         service=proxy_service(parsed, query, in_process=True))

@@ -15,14 +15,11 @@ from dataclasses import dataclass
 
 from stages.evaluation.agents.llm import eventloop
 from stages.evaluation.agents.llm.chat import Chat, Stop
-from stages.evaluation.agents.llm.programs import one_turn, reflexion, selfdebug
 from stages.evaluation.agents.llm.session import Config, Session
-from stages.evaluation.agents.llm.tools import react, workflow
+from stages.evaluation.agents.llm.workflows.run import run_workflow
 from stages.evaluation.transcript import Stop as StopEvent
 from stages.sandbox.kernel import Kernel, KernelDied, StartingKernel
 
-STRATEGIES = {"one_turn": one_turn, "react": react, "selfdebug": selfdebug, "reflexion": reflexion,
-              "workflow": workflow}
 log = logging.getLogger(__name__)
 
 
@@ -39,7 +36,7 @@ class LoopOutcome:
 async def run_strategy(session: Session) -> int:
     """Run the configured strategy to its stop; the loop's exit code."""
     try:
-        reason = await STRATEGIES[session.config.strategy](session)
+        reason = await run_workflow(session.config.workflow, session)
     except Stop as stop:
         reason = stop.reason
         session.say(f"stopped: {stop}")

@@ -8,9 +8,10 @@ endpoint or a new price table never re-runs a finished query.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stages.params import Generation, PriceTable
 
@@ -46,15 +47,38 @@ class ModelAccess(BaseModel):
 
 
 class Options(ModelAccess):
-    """Options of an `llm` agent (params.yaml `agents.<name>.options`)."""
+    """Options of an `llm` agent (params.yaml `agents.<name>.options`).
 
-    strategy: Strategy
+    A built-in `strategy`, or a `workflow` document of one's own (its path; what it holds defines
+    the agent, not where it lies).
+    """
+
+    strategy: Strategy | None = None
+    workflow: str | None = None
     domain_knowledge: bool = False  # MoSciBench's ablation: notes on the task's domain in the prompt
     scaffold: bool = False  # MoSciBench's ablation: explicit decomposition and checkpoints
     max_rounds: int = Field(5, ge=1)  # selfdebug / reflexion attempts
     tool_output_chars: int = Field(16_384, ge=256)  # of a tool's output, sent back to the model
     wall_budget_s: float = Field(540.0, gt=0)  # the loop stops itself; keep it below the sandbox's wall
     code_timeout_s: float = Field(120.0, gt=0)  # one run of the model's code
+
+
+    @model_validator(mode="after")
+    def _one_workflow(self) -> Options:
+        if (self.strategy is None) == (self.workflow is None):
+            raise ValueError("an llm agent names either a built-in `strategy` or a `workflow` document")
+        return self
+
+    def identity(self) -> dict:
+        """What defines the agent: everything but transport, the workflow as the document it loads."""
+        chosen = {key: value for key, value in super().identity().items() if key not in ("strategy", "workflow")}
+        return chosen | {"workflow": self.load_workflow().model_dump(mode="json")}
+
+    def load_workflow(self):
+        """The workflow the loop runs (stages/evaluation/agents/llm/workflows)."""
+        from stages.evaluation.agents.llm.workflows import builtin_workflow, load_workflow
+
+        return builtin_workflow(self.strategy) if self.strategy else load_workflow(Path(self.workflow))
 
 
 def identity(options: dict) -> dict:

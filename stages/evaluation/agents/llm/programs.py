@@ -1,15 +1,16 @@
-"""Strategies that ask for a whole program: one turn, SelfDebug and Reflexion.
+"""The `program` operator: ask for a whole program, run it, and repair it when a workflow says so.
 
-- `one_turn` (ST-Bench's single-agent baseline): one call, its program run once.
-- `selfdebug` (ScienceAgentBench): run the program; on failure show the error and ask for a fix.
-  Each round's context is only the system prompt, the task, the last reply and the error (at most
-  `ERROR_CHARS` characters of it, its start and end). The loop stops at success, after
-  `max_rounds` runs (a bound), or when the model sends back the same program (`code_repeated`).
-- `reflexion`: the actor (role `actor`) writes a program from the task, its previous program, that
-  program's feedback and every reflection so far; after a failed run a reflection call (role
-  `reflection`) diagnoses it in words. It stops at success or after `max_rounds` attempts.
+- No repair (ST-Bench's one_turn baseline): one call, its program run once.
+- `debug` (SelfDebug, ScienceAgentBench): run the program; on failure show the error and ask for a
+  fix. Each round's context is only the system prompt, the task, the last reply and the error (at
+  most `ERROR_CHARS` characters of it, its start and end). It stops at success, after its rounds
+  (a bound), or when the model sends back the same program (`code_repeated`).
+- `reflect` (Reflexion): the actor writes a program from the task, its previous program, that
+  program's feedback and every reflection so far; after a failed run a reflection call (the
+  node's `reflect_role`) diagnoses it in words. It stops at success or after its rounds.
 
-A run succeeds when the program exits 0 and `work/answer.json` is a JSON object.
+A run succeeds when the program exits 0 and `work/answer.json` is a JSON object. The operator
+returns its stop reason and its note for later nodes (what became of the program).
 """
 
 from __future__ import annotations
@@ -20,41 +21,38 @@ from stages.evaluation.transcript import capped
 
 ERROR_CHARS = 8000
 NO_CODE = "Your reply had no ```python block."
+HANDED_IN = "The program ran and handed in work/answer.json."
 
 
-async def one_turn(session: Session) -> str:
-    """Ask once for a complete program and run it once; returns the stop reason."""
+async def program(session: Session, prompt: str, role: str, notes: str, repair: str, rounds: int,
+                  reflect_role: str | None) -> tuple[str, str]:
+    """Run the operator; (stop reason, note)."""
+    if repair == "reflect":
+        return await _reflect(session, prompt, role, notes, rounds, reflect_role or "reflection")
     config = session.config
-    messages = [{"role": "system", "content": system_prompt("one_turn", config.scaffold, config.domain)},
-                task_message(session.task)]
-    code = extract_code((await session.chat.complete(messages, "agent")).content)
-    if code is None:
-        return "no_code"
-    await session.run(code)
-    return "done"
-
-
-async def selfdebug(session: Session) -> str:
-    """Generate, run, and debug; returns the stop reason."""
-    config = session.config
-    base = [{"role": "system", "content": system_prompt("selfdebug", config.scaffold, config.domain)},
-            task_message(session.task)]
-    reply = (await session.chat.complete(base, "agent")).content
+    base = [{"role": "system", "content": system_prompt(prompt, config.scaffold, config.domain)},
+            task_message(session.task, notes)]
+    reply = (await session.chat.complete(base, role)).content
     code = extract_code(reply)
-    for round_number in range(1, config.max_rounds + 1):
+    if repair == "none":
+        if code is None:
+            return "no_code", NO_CODE
+        ran = await session.run(code)
+        return "done", f"The program exited with code {ran.exit_code}."
+    for round_number in range(1, rounds + 1):
         feedback = await failure(session, code)
         if feedback is None:
-            return "done"
-        if round_number == config.max_rounds:
-            return "max_rounds"
+            return "done", HANDED_IN
+        if round_number == rounds:
+            return "max_rounds", feedback
         ask = f"{feedback}\n\nSend the corrected complete program in one ```python block."
         reply = (await session.chat.complete([*base, {"role": "assistant", "content": reply},
-                                              {"role": "user", "content": ask}], "agent")).content
+                                              {"role": "user", "content": ask}], role)).content
         new = extract_code(reply)
         if new is not None and new == code:
-            return "code_repeated"
+            return "code_repeated", feedback
         code = new
-    return "max_rounds"
+    return "max_rounds", ""
 
 
 async def failure(session: Session, code: str | None, missing: str = NO_CODE) -> str | None:
@@ -71,23 +69,24 @@ async def failure(session: Session, code: str | None, missing: str = NO_CODE) ->
     return None
 
 
-async def reflexion(session: Session) -> str:
-    """Attempt, reflect, attempt again; returns the stop reason."""
+async def _reflect(session: Session, prompt: str, role: str, notes: str, rounds: int,
+                   reflect_role: str) -> tuple[str, str]:
     config = session.config
-    actor = {"role": "system", "content": system_prompt("actor", config.scaffold, config.domain)}
+    actor = {"role": "system", "content": system_prompt(prompt, config.scaffold, config.domain)}
     critic = {"role": "system", "content": system_prompt("reflection", False, config.domain)}
     reflections: list[str] = []
-    previous = ""
-    for attempt in range(1, config.max_rounds + 1):
-        notes = previous + "".join(f"\n\n## Reflection {i}\n{text}" for i, text in enumerate(reflections, 1))
-        reply = await session.chat.complete([actor, task_message(session.task, notes.strip())], "actor")
+    previous, feedback = "", ""
+    for attempt in range(1, rounds + 1):
+        context = "\n\n".join(part for part in (notes, previous) if part)
+        context += "".join(f"\n\n## Reflection {i}\n{text}" for i, text in enumerate(reflections, 1))
+        reply = await session.chat.complete([actor, task_message(session.task, context.strip())], role)
         code = extract_code(reply.content)
         feedback = await failure(session, code, "The reply had no ```python block.")
         if feedback is None:
-            return "done"
-        if attempt == config.max_rounds:
-            return "max_rounds"
+            return "done", HANDED_IN
+        if attempt == rounds:
+            return "max_rounds", feedback
         previous = f"## Previous program\n```python\n{code or ''}\n```\n\n## Its feedback\n{feedback}"
-        reflection = await session.chat.complete([critic, task_message(session.task, previous)], "reflection")
+        reflection = await session.chat.complete([critic, task_message(session.task, previous)], reflect_role)
         reflections.append(reflection.content.strip())
-    return "max_rounds"
+    return "max_rounds", feedback

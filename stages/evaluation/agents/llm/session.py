@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass, field
 
 from stages.evaluation.agents.llm.chat import Chat, Stop
+from stages.evaluation.agents.llm.workflows.schema import Workflow
 from stages.evaluation.transcript import CodeRun, capped
 from stages.sandbox.kernel import CellResult, Kernel, StartingKernel
 from stages.sandbox.workspace import ANSWER_FILE, MAX_ANSWER_BYTES
@@ -16,7 +17,7 @@ from stages.sandbox.workspace import ANSWER_FILE, MAX_ANSWER_BYTES
 class Config:
     """The options a loop runs with (see options.py)."""
 
-    strategy: str
+    workflow: Workflow  # what the loop runs (workflows/)
     model: str
     max_turns: int = 20
     max_rounds: int = 5

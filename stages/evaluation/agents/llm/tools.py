@@ -1,20 +1,12 @@
-"""Tool loops: ReAct, and the multi-agent role workflow built on the same loop.
-
-ReAct: the model calls a `python` tool until it calls its finishing tool (`submit`, or `done`).
+"""The `tool_loop` operator: the model calls a `python` tool until it calls its finishing tool.
 
 Each `python` call runs as the next cell of the query's kernel (stages/sandbox/kernel.py: state
 persists as in a notebook) and its output, capped, goes back as the tool result. Malformed tool
 arguments and unknown tools are told to the model, which goes on. A reply without a tool call gets
-a prompt to continue. `submit` counts only when `work/answer.json`
-is a JSON object; otherwise the model is told why and goes on. `done` (a workflow role's end)
-takes a summary for the next role.
-
-The workflow runs planner -> data preparation -> modeler -> verifier. Each role has its own system
-prompt and calls the model under its own role name, so the harness counts usage per role. The
-planner answers once, without tools; the other three each run a tool loop with their share of the
-remaining turns: data preparation and the modeler end with `done` and a summary for the next
-role, the verifier with `submit`. A role that runs out of its turns hands on what it reached; the
-query's own bounds still stop the whole workflow.
+a prompt to continue. `submit` counts only when `work/answer.json` is a JSON object; otherwise the
+model is told why and goes on. `done` (a role's end in a team workflow) takes a summary for the
+next role. ReAct is one tool loop; the four-role team runs three, each on its share of the calls
+(workflows/builtin/).
 """
 
 from __future__ import annotations
@@ -22,7 +14,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from stages.evaluation.agents.llm.prompts import system_prompt, task_message
 from stages.evaluation.agents.llm.session import Session
 
 PYTHON = {"type": "function", "function": {
@@ -38,7 +29,7 @@ SUBMIT = {"type": "function", "function": {
 DONE = {"type": "function", "function": {
     "name": "done", "description": "End your part and pass a summary to the next member of the team.",
     "parameters": {"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]}}}
-ROLES = (("data_preparation", DONE), ("modeler", DONE), ("verifier", SUBMIT))
+FINISH = {"submit": SUBMIT, "done": DONE}
 CONTINUE = "No tool was called. Continue with the `python` tool, or call `{finish}` when you are done."
 
 
@@ -48,32 +39,6 @@ class Ended:
 
     reason: str
     summary: str = ""
-
-
-async def react(session: Session) -> str:
-    """The single-agent ReAct strategy; returns the stop reason."""
-    config = session.config
-    messages = [{"role": "system", "content": system_prompt("react", config.scaffold, config.domain)},
-                task_message(session.task)]
-    return (await tool_loop(session, messages, "agent", SUBMIT, config.max_turns)).reason
-
-
-async def workflow(session: Session) -> str:
-    """Run the four roles in order; returns the stop reason."""
-    config = session.config
-    planner = [{"role": "system", "content": system_prompt("planner", config.scaffold, config.domain)},
-               task_message(session.task)]
-    notes = "## Plan\n" + (await session.chat.complete(planner, "planner")).content.strip()
-    ended = None
-    for index, (role, finish) in enumerate(ROLES):
-        left = config.max_turns - session.chat.calls
-        turns = max(1, left // (len(ROLES) - index))
-        messages = [{"role": "system", "content": system_prompt(role, config.scaffold, config.domain)},
-                    task_message(session.task, notes)]
-        ended = await tool_loop(session, messages, role, finish, turns)
-        summary = ended.summary or f"(the {role} ran out of turns)"
-        notes += f"\n\n## From the {role.replace('_', ' ')}\n{summary}"
-    return ended.reason if ended is not None else "max_turns"
 
 
 async def tool_loop(session: Session, messages: list[dict], role: str, finish: dict, turns: int) -> Ended:

@@ -1,0 +1,87 @@
+"""Workflow documents (stages/evaluation/agents/llm/workflows/): the built-in strategies load, and a
+document that cannot run is refused on load with the field that is wrong named."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+import yaml
+from scibench_testing.llm_tasks import API_KEY, KEY_ENV, MEAN_CODE, llm_options, run_llm_query
+from scibench_testing.scripted_llm import ScriptedLLM, Turn
+
+from stages.evaluation.agents.llm.options import Strategy
+from stages.evaluation.agents.llm.workflows import BUILTIN, WorkflowError, builtin_workflow, load_workflow
+
+TEAM = [{"id": "plan", "op": "generate", "role": "planner", "prompt": "planner"},
+        {"id": "model", "op": "tool_loop", "role": "modeler", "prompt": "modeler", "finish": "submit",
+         "inputs": ["plan"]}]
+
+
+def write(tmp_path, nodes: list[dict], **fields):
+    path = tmp_path / "wf.yaml"
+    path.write_text(yaml.safe_dump({"name": "mine", "nodes": nodes, **fields}))
+    return path
+
+
+def test_every_strategy_an_llm_agent_can_name_is_a_built_in_document():
+    assert sorted(p.stem for p in BUILTIN.glob("*.yaml")) == sorted(Strategy.__args__)
+    team = builtin_workflow("workflow")
+    assert [(node.id, node.op, node.inputs) for node in team.nodes] == [
+        ("planner", "generate", []), ("data_preparation", "tool_loop", ["planner"]),
+        ("modeler", "tool_loop", ["planner", "data_preparation"]),
+        ("verifier", "tool_loop", ["planner", "data_preparation", "modeler"])]
+    assert builtin_workflow("reflexion").nodes[0].repair == "reflect"
+
+
+def test_a_valid_team_loads(tmp_path):
+    loaded = load_workflow(write(tmp_path, TEAM))
+    assert (loaded.name, [node.note_heading() for node in loaded.nodes]) == ("mine", ["From the planner",
+                                                                                   "From the modeler"])
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"op": "brainstorm"}, "nodes.1.op"),
+    ({"inputs": ["later"]}, "nodes[1].inputs: 'later' is not an earlier node"),
+    ({"inputs": ["model"]}, "nodes[1].inputs: 'model' is not an earlier node"),
+    ({"prompt": "oracle"}, "node 'model': prompt 'oracle' is not one of"),
+    ({"prompt": None}, "node 'model': `prompt` is required for op 'tool_loop'"),
+    ({"finish": None}, "node 'model': `finish` is for a tool_loop"),
+    ({"turns": 0}, "`turns` and `rounds` are at least 1"),
+    ({"repair": "debug"}, "node 'model': `repair` is for a program node"),
+    ({"id": "plan"}, "nodes[1]: the id 'plan' is used twice"),
+    ({"model": "gpt-4o"}, "nodes.1.model"),
+])
+def test_a_document_that_cannot_run_names_the_field(tmp_path, change, message):
+    nodes = [TEAM[0], {**TEAM[1], **change}]
+    nodes[1] = {key: value for key, value in nodes[1].items() if value is not None}
+    with pytest.raises(WorkflowError) as raised:
+        load_workflow(write(tmp_path, nodes))
+    assert message in str(raised.value) and str(tmp_path / "wf.yaml") in str(raised.value)
+
+
+def test_a_program_that_reflects_needs_its_reflecting_role_and_an_unknown_builtin_is_named(tmp_path):
+    node = {"id": "solve", "op": "program", "prompt": "actor", "repair": "reflect"}
+    with pytest.raises(WorkflowError, match="repair: reflect needs `reflect_role`"):
+        load_workflow(write(tmp_path, [node]))
+    with pytest.raises(WorkflowError, match=r"no built-in workflow 'swarm'; known: \['one_turn'"):
+        builtin_workflow("swarm")
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+def test_a_workflow_of_ones_own_runs_its_nodes_on_the_notes_of_their_inputs(tmp_path, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, API_KEY)
+    document = write(tmp_path, [
+        {"id": "plan", "op": "generate", "role": "planner", "prompt": "planner", "heading": "Plan"},
+        {"id": "solve", "op": "program", "role": "modeler", "prompt": "selfdebug", "repair": "debug",
+         "inputs": ["plan"]},
+        {"id": "check", "op": "verify"}])
+    script = [Turn(content="1. Read data/x.csv.\n2. Average x."), Turn(content=f"```python\n{MEAN_CODE}```")]
+    options = {key: value for key, value in llm_options("http://unused/v1").items() if key != "strategy"}
+    with ScriptedLLM(script) as server:
+        ran = run_llm_query(tmp_path / "run", options | {"base_url": server.base_url, "workflow": str(document)})
+    assert (ran.record.answer_text, [call.role for call in ran.record.usage.calls]) == ('{"answer": 2.5}',
+                                                                                        ["planner", "modeler"])
+    task = server.requests[1].body["messages"][1]["content"]
+    assert task.endswith("## Plan\n1. Read data/x.csv.\n2. Average x.")
+    assert ran.record.stdout.endswith("scibench-llm stop: done\n")
