@@ -104,7 +104,8 @@ def metric_reward(metric: MetricSpec, value: float, reference: float | None) -> 
     Args:
         metric: The metric's spec (target, valid range).
         value: The reported value.
-        reference: The cached reference value (gold), or None when missing.
+        reference: The reference value, or None when missing: the gold in `score@<agent>`'s reward,
+            the one-turn baseline's value on the query for an optimiser (stages/optimize/reward.py).
 
     Raises:
         ValueError: If the reference is not finite.

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from stages.evaluation.agents.llm import eventloop
 from stages.evaluation.agents.llm.chat import Chat, Stop
+from stages.evaluation.agents.llm.interpreter import run_workflow
 from stages.evaluation.agents.llm.session import Config, Session
-from stages.evaluation.agents.llm.workflows.run import run_workflow
 from stages.evaluation.transcript import Stop as StopEvent
 from stages.sandbox.kernel import Kernel, KernelDied, StartingKernel
 

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 
 from stages.evaluation.agents.llm.chat import Chat, Stop
-from stages.evaluation.agents.llm.workflows.schema import Workflow
+from stages.evaluation.agents.llm.workflows import Workflow
 from stages.evaluation.transcript import CodeRun, capped
 from stages.sandbox.kernel import CellResult, Kernel, StartingKernel
 from stages.sandbox.workspace import ANSWER_FILE, MAX_ANSWER_BYTES

@@ -1,8 +1,8 @@
 """Workflows as data: what an llm agent's loop does on a query, as a document the harness interprets.
 
 `schema.py` defines and checks a document (nodes, operators, roles, prompts, edges, budgets);
-`run.py` interprets it on one query; `builtin/` holds the built-in strategies (one_turn, react,
-selfdebug, reflexion and the four-role team) written as documents.
+`builtin/` holds the built-in strategies (one_turn, react, selfdebug, reflexion and the four-role
+team) written as documents; the loop's `interpreter.py` runs one on a query.
 """
 
 from stages.evaluation.agents.llm.workflows.schema import (
