@@ -11,46 +11,21 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from datetime import date
 from pathlib import Path
 
-import pandas as pd
 import pytest
-import yaml
-from scibench_testing.graded import days, graded_task, metric, parquet
+from scibench_testing.optimize import PREDICTIONS, graded_pools
 from scibench_testing.project import ROOT
 
-from benchmarks.runs import write_benchmark
-from stages.layout import task_dir
 from stages.optimize.reward import HeldOut, workspace_reward
-
-DATES = days(date(2000, 1, 8), 4)
-TRUTH = pd.DataFrame({"gauge_id": ["a"] * 4 + ["b"] * 4, "date": DATES * 2,
-                      "qobs_mm_d": [1.0, 2.0, 3.0, 4.0, 2.0, 4.0, 6.0, 8.0]})
-REQUIRED = TRUTH[["gauge_id", "date"]]
-ARTIFACT = parquet(REQUIRED.assign(qsim_mm_d=[1.0, 2.0, 3.0, 5.0, 3.0, 4.0, 6.0, 8.0]))
-TASK = graded_task([metric("nse", "nse", "qsim_mm_d", "median", "> 0.5"),
-                    metric("rmse", "rmse", "qsim_mm_d", "pooled", "lower is better")])
-SCOPE = '\n\n## Scope\n\n```json\n{"entity_key": "gauge_id"}\n```\n'
 
 
 @pytest.fixture
 def benchmark(tmp_path: Path) -> Path:
-    folder = tmp_path / "benchmark"
-    write_benchmark(folder, {TASK.id: yaml.safe_dump(TASK.model_dump(mode="json"))},
-                    [{"query_id": f"q-{split}", "task_id": TASK.id, "scope": "s", "split": split,
-                      "prompt": "Predict." + SCOPE} for split in ("train", "val", "test")])
-    private = task_dir(folder, TASK.id) / "private"
-    (private / "queries.json").write_text(json.dumps({f"q-{split}": {"gold": {"metrics": {"nse": 0.9, "rmse": 0.4}}}
-                                                      for split in ("train", "val", "test")}))
-    for split in ("train", "val", "test"):
-        (private / f"q-{split}").mkdir()
-        TRUTH.to_parquet(private / f"q-{split}" / "truth.parquet")
-        REQUIRED.to_parquet(private / f"q-{split}" / "required.parquet")
-    return folder
+    return graded_pools(tmp_path / "benchmark")
 
 
-def hand_in(tmp_path: Path, reported: dict, artifact: bytes | None = ARTIFACT) -> Path:
+def hand_in(tmp_path: Path, reported: dict, artifact: bytes | None = PREDICTIONS) -> Path:
     work = tmp_path / "workspace" / "work"
     work.mkdir(parents=True, exist_ok=True)
     (work / "answer.json").write_text(json.dumps({"metrics": reported}))

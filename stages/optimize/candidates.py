@@ -1,0 +1,96 @@
+"""Candidate workflows run through the real harness on pool queries, each hand-in rewarded; cached.
+
+An optimiser proposes workflows; `Evaluator.evaluate(workflow, query_ids)` runs one on train or val
+queries exactly as an evaluation would (the sandbox, the kernel, the proxy with its bounds and
+usage accounting) and returns each query's reward (reward.py) with what the runs cost. Every run
+is journaled under the candidate's agent hash, which covers the workflow document: a killed search
+that proposes the same candidate again finds its finished queries and runs only the rest, and a
+candidate proposed twice costs one run per query. Test queries are refused (held out).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from stages.built_benchmark import benchmark_id
+from stages.evaluation.agents.identity import setup_agent
+from stages.evaluation.agents.llm.workflows import Workflow
+from stages.evaluation.harness import evaluate_query
+from stages.evaluation.journal import Journal, JournalRecord, record_key
+from stages.hashing import content_hash
+from stages.optimize.reward import Baseline, HeldOut, record_reward
+from stages.params import AgentParams
+from stages.sandbox import Limits
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One candidate on some queries: each query's reward and what its runs cost."""
+
+    workflow: str  # the document's content hash
+    rewards: dict[str, float]
+    tokens: int
+    seconds: float
+    reused: int  # queries found in the journal, not run again
+
+    @property
+    def mean(self) -> float:
+        """The mean reward over the queries (0 for none)."""
+        return sum(self.rewards.values()) / len(self.rewards) if self.rewards else 0.0
+
+
+class Evaluator:
+    """Runs candidates for one model on one benchmark's pools; its journal and artifacts under `folder`."""
+
+    def __init__(self, benchmark: Path, access: dict, folder: Path, limits: Limits, hidden: list[Path],
+                 baseline: Baseline | None = None, concurrency: int = 4, infra_retries: int = 1):
+        self.benchmark, self.access, self.folder, self.limits, self.hidden = benchmark, access, folder, limits, hidden
+        self.baseline, self.concurrency, self.infra_retries = baseline, concurrency, infra_retries
+        self.queries = pd.read_parquet(benchmark / "queries.parquet").set_index("query_id", drop=False)
+        self.journal = Journal(folder / "journal.jsonl")
+        self.bench_id = benchmark_id(benchmark)
+
+    def evaluate(self, workflow: Workflow, query_ids: list[str]) -> Evaluation:
+        """Run `workflow` on the queries not yet journaled for it, and reward every one."""
+        rows = [self._pool_row(query_id) for query_id in sorted(set(query_ids))]
+        digest, agent = self._agent(workflow)
+        done = self.journal.latest()
+        keys = {row["query_id"]: record_key(row["task_hash"], row["query_id"], agent.agent_hash, agent.model)
+                for row in rows}
+        pending = [row for row in rows if keys[row["query_id"]] not in done or done[keys[row["query_id"]]].infra_error]
+        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="candidate") as pool:
+            for record in pool.map(lambda row: self._run(row, agent), pending):
+                self.journal.append(record)
+        records = {query_id: self.journal.latest()[key] for query_id, key in keys.items()}
+        rewards = {query_id: 0.0 if record.infra_error else
+                   record_reward(self.benchmark, query_id, record, self.folder / "artifacts", self.baseline)
+                   for query_id, record in records.items()}
+        ran = [records[row["query_id"]] for row in pending]
+        return Evaluation(digest, rewards, sum(record.tokens for record in ran),
+                          round(sum(record.wall_seconds for record in ran), 3), len(rows) - len(pending))
+
+    def _pool_row(self, query_id: str) -> dict:
+        row = self.queries.loc[query_id].to_dict()
+        if row["split"] == "test":
+            raise HeldOut(f"query {query_id} is on the test split: no candidate runs on it (held out)")
+        return row
+
+    def _agent(self, workflow: Workflow):
+        document = yaml.safe_dump(workflow.model_dump(mode="json"), sort_keys=False)
+        digest = content_hash(document)
+        path = self.folder / "workflows" / f"{digest}.yaml"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(document)
+        options = {key: value for key, value in self.access.items() if key not in ("strategy", "workflow")}
+        return digest, setup_agent(f"candidate-{digest}", AgentParams(kind="llm", options=options | {
+            "workflow": str(path)}))
+
+    def _run(self, row: dict, agent) -> JournalRecord:
+        return evaluate_query(row, agent, self.benchmark, self.bench_id, self.limits, self.hidden,
+                              self.infra_retries, artifacts=self.folder / "artifacts")

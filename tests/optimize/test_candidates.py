@@ -1,0 +1,45 @@
+"""Candidate workflows through the real harness (stages/optimize/candidates.py): each pool query run
+once per candidate, in the sandbox, through the proxy; the reward recomputed from the artifact (the
+model's code reports NSE 0.99 and RMSE 0.01; its predictions score 0.875 and 0.5); a new evaluator
+on the same folder (a killed search started again) runs nothing it has run; test queries refused."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from scibench_testing.limits import limits_with
+from scibench_testing.llm_tasks import API_KEY, KEY_ENV, llm_options
+from scibench_testing.optimize import PREDICTING_CODE, graded_pools
+from scibench_testing.project import ROOT
+from scibench_testing.scripted_llm import ScriptedLLM, Turn
+
+from stages.evaluation.agents.llm.workflows import builtin_workflow
+from stages.optimize.candidates import Evaluator
+from stages.optimize.reward import HeldOut
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+BASELINE = {"q-train": {"nse": 1.75, "rmse": 0.25}, "q-val": {"nse": 1.75, "rmse": 0.25}}  # reward 0.75 each
+
+
+def test_each_candidate_runs_once_per_pool_query_and_is_rewarded_on_what_the_harness_recomputes(tmp_path, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, API_KEY)
+    benchmark = graded_pools(tmp_path / "benchmark")
+    with ScriptedLLM(lambda request: Turn(content=f"```python\n{PREDICTING_CODE}```")) as server:
+        access = llm_options(server.base_url)
+
+        def evaluator() -> Evaluator:
+            return Evaluator(benchmark, access, tmp_path / "search", limits_with(wall_seconds=60), [ROOT],
+                             baseline=BASELINE, concurrency=2)
+
+        one_turn = builtin_workflow("one_turn")
+        first = evaluator().evaluate(one_turn, ["q-train", "q-val"])
+        assert (first.rewards, first.reused, len(server.requests)) == ({"q-train": 0.75, "q-val": 0.75}, 0, 2)
+        assert first.tokens == 240 and first.seconds > 0
+        again = evaluator().evaluate(one_turn, ["q-val", "q-train"])
+        assert (again.rewards, again.reused, again.tokens, len(server.requests)) == (first.rewards, 2, 0, 2)
+        with pytest.raises(HeldOut, match="q-test is on the test split"):
+            evaluator().evaluate(one_turn, ["q-train", "q-test"])
+        other = evaluator().evaluate(builtin_workflow("selfdebug"), ["q-train"])
+        assert (other.rewards, other.reused, len(server.requests)) == ({"q-train": 0.75}, 0, 3)
+        assert other.workflow != first.workflow and len(list((tmp_path / "search/workflows").iterdir())) == 2
