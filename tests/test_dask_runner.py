@@ -11,10 +11,9 @@ import subprocess
 import sys
 
 import pytest
-import yaml
-from scibench_testing.crash import expected_keys, journal_state, mini_benchmark
+from scibench_testing.crash import expected_keys, flow_env, journal_state, mini_benchmark
 from scibench_testing.prefect_server import start_prefect_server
-from scibench_testing.project import ROOT, offline_env
+from scibench_testing.project import offline_env
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None,
                                 reason="bubblewrap (bwrap) is not installed: the sandbox needs it")
@@ -29,12 +28,10 @@ def test_an_evaluation_on_a_dask_cluster_runs_every_query_once_in_the_workers(tm
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                        dashboard_address=None, host="127.0.0.1")
     try:
-        project = mini_benchmark(tmp_path / "project", tasks=2, queries_per_task=2, sleep_s=0.2)
-        params = yaml.safe_load((project / "params.yaml").read_text())
-        params["evaluate"]["dask_address"] = cluster.scheduler_address
-        (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-        env = offline_env(tmp_path) | {"PYTHONPATH": str(ROOT), "PREFECT_API_URL": server.api_url}
-        done = subprocess.run([sys.executable, "-m", "flows.evaluate", "steady"], cwd=project, env=env,
+        project = mini_benchmark(tmp_path / "project", tasks=2, queries_per_task=2, sleep_s=0.2,
+                                 evaluate={"dask_address": cluster.scheduler_address})
+        done = subprocess.run([sys.executable, "-m", "flows.evaluate", "steady"], cwd=project,
+                              env=flow_env(tmp_path, server.api_url),
                               capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
         assert "evaluate@steady on test: 4 queries, ran 4, 0 already in the journal" in done.stdout

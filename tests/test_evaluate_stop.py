@@ -17,11 +17,9 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
-from scibench_testing.crash import evaluate_command, journal_state, mini_benchmark
-from scibench_testing.prefect_server import start_prefect_server
+from scibench_testing.crash import evaluate_command, flow_env, journal_state, mini_benchmark
+from scibench_testing.prefect_server import own_prefect_server
 from scibench_testing.processes import descendants, survivors
-from scibench_testing.project import ROOT, offline_env
 
 from stages.sandbox import debris
 
@@ -30,24 +28,17 @@ pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewra
 
 @pytest.mark.parametrize("task_runs", [True, False], ids=["task-runs", "flow-threads"])
 def test_sigterm_mid_run_leaves_nothing_and_journals_nothing(tmp_path: Path, task_runs: bool) -> None:
-    home = tmp_path / "prefect"
-    home.mkdir()
-    server = start_prefect_server(offline_env(home), home)
-    try:
-        project = mini_benchmark(tmp_path / "project", tasks=2, queries_per_task=3, sleep_s=20)
-        params = yaml.safe_load((project / "params.yaml").read_text())
-        params["evaluate"]["query_task_runs"] = task_runs
-        (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-        env = offline_env(tmp_path) | {"PYTHONPATH": str(ROOT), "PREFECT_API_URL": server.api_url}
+    with own_prefect_server(tmp_path) as server:
+        project = mini_benchmark(tmp_path / "project", tasks=2, queries_per_task=3, sleep_s=20,
+                                 evaluate={"query_task_runs": task_runs})
         with open(tmp_path / "evaluate.log", "wb") as log:
-            flow = subprocess.Popen(evaluate_command("steady", "test"), cwd=project, env=env, stdout=log,
+            flow = subprocess.Popen(evaluate_command("steady", "test"), cwd=project,
+                                    env=flow_env(tmp_path, server.api_url), stdout=log,
                                     stderr=subprocess.STDOUT, start_new_session=True)
         family = wait_for_sandboxes(flow, count=2, deadline=time.monotonic() + 120)
         tag = debris.owner_tag(flow.pid)
         flow.send_signal(signal.SIGTERM)
         returncode = flow.wait(timeout=60)
-    finally:
-        server.stop()
     assert returncode == -signal.SIGTERM
     assert survivors(family) == []
     found = debris.find(owner=tag)

@@ -57,22 +57,34 @@ class Evaluator:
 
     def evaluate(self, workflow: Workflow, query_ids: list[str]) -> Evaluation:
         """Run `workflow` on the queries not yet journaled for it, and reward every one."""
+        digest, records, ran = self.run(workflow, query_ids)
+        rewards = {query_id: 0.0 if record.infra_error else
+                   record_reward(self.benchmark, query_id, record, self.artifacts, self.baseline)
+                   for query_id, record in records.items()}
+        return Evaluation(digest, rewards, sum(record.tokens for record in ran),
+                          round(sum(record.wall_seconds for record in ran), 3), len(records) - len(ran))
+
+    def run(self, workflow: Workflow, query_ids: list[str]) -> tuple[str, dict[str, JournalRecord],
+                                                                        list[JournalRecord]]:
+        """Run `workflow` where it has not run yet: its hash, every query's record, and the records run now."""
         rows = [self._pool_row(query_id) for query_id in sorted(set(query_ids))]
         digest, agent = self._agent(workflow)
         done = self.journal.latest()
         keys = {row["query_id"]: record_key(row["task_hash"], row["query_id"], agent.agent_hash, agent.model)
                 for row in rows}
         pending = [row for row in rows if keys[row["query_id"]] not in done or done[keys[row["query_id"]]].infra_error]
+        ran = []
         with ThreadPoolExecutor(self.concurrency, thread_name_prefix="candidate") as pool:
             for record in pool.map(lambda row: self._run(row, agent), pending):
                 self.journal.append(record)
-        records = {query_id: self.journal.latest()[key] for query_id, key in keys.items()}
-        rewards = {query_id: 0.0 if record.infra_error else
-                   record_reward(self.benchmark, query_id, record, self.folder / "artifacts", self.baseline)
-                   for query_id, record in records.items()}
-        ran = [records[row["query_id"]] for row in pending]
-        return Evaluation(digest, rewards, sum(record.tokens for record in ran),
-                          round(sum(record.wall_seconds for record in ran), 3), len(rows) - len(pending))
+                ran.append(record)
+        latest = self.journal.latest()
+        return digest, {query_id: latest[key] for query_id, key in keys.items()}, ran
+
+    @property
+    def artifacts(self) -> Path:
+        """Where the runs' artifacts are kept (by their sha256)."""
+        return self.folder / "artifacts"
 
     def _pool_row(self, query_id: str) -> dict:
         row = self.queries.loc[query_id].to_dict()
@@ -93,4 +105,4 @@ class Evaluator:
 
     def _run(self, row: dict, agent) -> JournalRecord:
         return evaluate_query(row, agent, self.benchmark, self.bench_id, self.limits, self.hidden,
-                              self.infra_retries, artifacts=self.folder / "artifacts")
+                              self.infra_retries, artifacts=self.artifacts)

@@ -31,7 +31,7 @@ from stages.layout import BENCHMARK
 from stages.sandbox import harvest_work
 from stages.sandbox.workspace import ANSWER_FILE, MAX_ARTIFACT_BYTES
 from stages.scoring.query.hand_ins import BuiltTask, execution_of, load_private
-from stages.scoring.query.outcomes import Execution
+from stages.scoring.query.outcomes import Execution, Outcome, classify
 from stages.scoring.query.recompute import recompute
 from stages.scoring.query.scorer import score_query
 
@@ -75,6 +75,21 @@ def record_reward(benchmark: Path, query_id: str, record: JournalRecord, artifac
     task = load_private(benchmark, row["task_id"])
     execution, _ = execution_of(task, query_id, record, _entity_key(row["prompt"]), artifacts)
     return reward_of(task, query_id, execution, baseline)
+
+
+def recomputed_metrics(benchmark: Path, query_id: str, record: JournalRecord,
+                       artifacts: Path) -> dict[str, float | None]:
+    """The metric values the harness recomputes from a journaled run's artifact.
+
+    None for a metric undefined on the artifact, or every metric of a run that was not answered:
+    what the one-turn baseline leaves as the reference of later rewards.
+    """
+    row = pool_query(benchmark, query_id)
+    task = load_private(benchmark, row["task_id"])
+    execution, _ = execution_of(task, query_id, record, _entity_key(row["prompt"]), artifacts)
+    outcome, parsed = classify(task.spec.answer, execution)
+    values = parsed["metrics"] if outcome is Outcome.ANSWERED and parsed is not None else {}
+    return {metric.name: values.get(metric.name) for metric in task.spec.answer.metrics or []}
 
 
 def workspace_reward(query_id: str, workspace: Path, benchmark: Path = BENCHMARK,

@@ -10,10 +10,8 @@ import sys
 import urllib.request
 
 import pytest
-import yaml
-from scibench_testing.crash import expected_keys, journal_state, mini_benchmark
-from scibench_testing.prefect_server import start_prefect_server
-from scibench_testing.project import ROOT, offline_env
+from scibench_testing.crash import expected_keys, flow_env, journal_state, mini_benchmark
+from scibench_testing.prefect_server import own_prefect_server
 
 from stages.params import EvaluateParams
 
@@ -28,16 +26,11 @@ def api(url: str, path: str, body: dict) -> list[dict]:
 
 
 def test_without_task_runs_the_queries_run_on_threads_and_the_run_shows_its_progress(tmp_path):
-    home = tmp_path / "prefect"
-    home.mkdir()
-    server = start_prefect_server(offline_env(home), home)
-    try:
-        project = mini_benchmark(tmp_path / "project", tasks=2, queries_per_task=3, sleep_s=0.1)
-        params = yaml.safe_load((project / "params.yaml").read_text())
-        params["evaluate"]["query_task_runs"] = False
-        (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-        env = offline_env(tmp_path) | {"PYTHONPATH": str(ROOT), "PREFECT_API_URL": server.api_url}
-        done = subprocess.run([sys.executable, "-m", "flows.evaluate", "steady"], cwd=project, env=env,
+    with own_prefect_server(tmp_path) as server:
+        project = mini_benchmark(tmp_path / "project", tasks=2, queries_per_task=3, sleep_s=0.1,
+                                 evaluate={"query_task_runs": False})
+        done = subprocess.run([sys.executable, "-m", "flows.evaluate", "steady"], cwd=project,
+                              env=flow_env(tmp_path, server.api_url),
                               capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
         assert "evaluate@steady on test: 6 queries, ran 6, 0 already in the journal" in done.stdout
@@ -45,8 +38,6 @@ def test_without_task_runs_the_queries_run_on_threads_and_the_run_shows_its_prog
         task_runs = api(server.api_url, "task_runs/filter", {"flow_runs": {"id": {"any_": [runs[0]["id"]]}}})
         progress = api(server.api_url, "artifacts/filter",
                        {"artifacts": {"key": {"any_": ["evaluate-steady-test-progress"]}}})
-    finally:
-        server.stop()
     assert (len(runs), runs[0]["state_type"], task_runs) == (1, "COMPLETED", [])
     assert [(artifact["type"], artifact["data"]) for artifact in progress] == [("progress", 100.0)]
     state = journal_state(project / "processed/runs/steady/journal.jsonl")

@@ -15,6 +15,7 @@ from scibench_testing.project import ROOT
 from scibench_testing.scripted_llm import ScriptedLLM, Turn
 
 from stages.evaluation.agents.llm.workflows import builtin_workflow
+from stages.optimize.baseline import baseline_values
 from stages.optimize.candidates import Evaluator
 from stages.optimize.reward import HeldOut
 
@@ -43,3 +44,18 @@ def test_each_candidate_runs_once_per_pool_query_and_is_rewarded_on_what_the_har
         other = evaluator().evaluate(builtin_workflow("selfdebug"), ["q-train"])
         assert (other.rewards, other.reused, len(server.requests)) == ({"q-train": 0.75}, 0, 3)
         assert other.workflow != first.workflow and len(list((tmp_path / "search/workflows").iterdir())) == 2
+
+
+def test_the_baseline_is_one_turn_run_once_and_its_recomputed_metrics_are_the_references(tmp_path, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, API_KEY)
+    benchmark = graded_pools(tmp_path / "benchmark")
+    with ScriptedLLM(lambda request: Turn(content=f"```python\n{PREDICTING_CODE}```")) as server:
+        evaluator = Evaluator(benchmark, llm_options(server.base_url), tmp_path / "search",
+                              limits_with(wall_seconds=60), [ROOT], concurrency=2)
+        baseline = baseline_values(evaluator, ["q-train", "q-val"])
+        assert baseline == {query: {"nse": pytest.approx(0.875), "rmse": pytest.approx(0.5)}
+                            for query in ("q-train", "q-val")}
+        against = Evaluator(benchmark, llm_options(server.base_url), tmp_path / "search",
+                            limits_with(wall_seconds=60), [ROOT], baseline=baseline)
+        same = against.evaluate(builtin_workflow("one_turn"), ["q-train", "q-val"])
+        assert (same.rewards, same.reused, len(server.requests)) == ({"q-train": 1.0, "q-val": 1.0}, 2, 2)

@@ -172,7 +172,7 @@ def test_the_kernel_is_in_the_harness_environment_without_its_startup_hooks(kern
     import site
     import sys
 
-    ran = kernel.run("import sys, pandas\nprint(sys.prefix)\nprint(sys.path[-1])\n"
+    ran = kernel.run("import sys, yaml\nprint(sys.prefix)\nprint(sys.path[-1])\n"  # yaml: in every test venv
                      "print(sorted(m for m in sys.modules if 'editable' in m))\n"
                      "print(type(exit).__name__, type(help).__name__)", 30, 4000)
     assert ran.exit_code == 0, ran.stderr

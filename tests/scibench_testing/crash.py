@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 from scibench_testing.processes import descendants, survivors
-from scibench_testing.project import ROOT
+from scibench_testing.project import ROOT, offline_env
 
 from benchmarks.runs import number_task, write_benchmark
 from stages.built_benchmark import load_split
@@ -179,11 +179,12 @@ def rerun(project: Path, env: dict[str, str], agent: str, split: str, log_dir: P
     return done.stdout
 
 
-def mini_benchmark(project: Path, tasks: int, queries_per_task: int, sleep_s: float) -> Path:
+def mini_benchmark(project: Path, tasks: int, queries_per_task: int, sleep_s: float,
+                   evaluate: dict | None = None) -> Path:
     """A hand-made benchmark of `tasks` x `queries_per_task` test queries for the `steady` agent.
 
     Just what `flows.evaluate` reads (see `benchmarks.runs.write_benchmark`), so a crash test
-    needs no construction run.
+    needs no construction run. `evaluate`: settings of params.yaml's `evaluate` section to change.
     """
     queries = []
     for task in range(tasks):
@@ -197,5 +198,11 @@ def mini_benchmark(project: Path, tasks: int, queries_per_task: int, sleep_s: fl
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["agents"]["steady"] = {"kind": "command", "options": {
         "cmd": "python {agent_dir}/steady.py {workspace}", "agent_dir": str(STEADY_AGENT)}}
+    params["evaluate"] |= evaluate or {}
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     return project
+
+
+def flow_env(tmp_path: Path, api_url: str) -> dict[str, str]:
+    """The environment a flow of this checkout runs in against the Prefect API at `api_url`."""
+    return offline_env(tmp_path) | {"PYTHONPATH": str(ROOT), "PREFECT_API_URL": api_url}

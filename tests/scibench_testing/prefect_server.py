@@ -8,17 +8,34 @@ test. `start_failing_api` serves Prefect's API answering 500 to chosen requests
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+from scibench_testing.project import offline_env
 
 from benchmarks.runs import PrefectServer, start_prefect_server
 from stages.ports import free_port, healthy, listening_pids
 
-__all__ = ["PrefectServer", "free_port", "healthy", "listening_pids", "start_failing_api", "start_prefect_server"]
+__all__ = ["PrefectServer", "free_port", "healthy", "listening_pids", "own_prefect_server", "start_failing_api",
+           "start_prefect_server"]
 FAILING_API = Path(__file__).resolve().parents[1] / "data/prefect/failing_api.py"
+
+
+@contextlib.contextmanager
+def own_prefect_server(tmp_path: Path) -> Iterator[PrefectServer]:
+    """A server of the test's own, its home under `tmp_path / "prefect"`, stopped on exit."""
+    home = tmp_path / "prefect"
+    home.mkdir()
+    server = start_prefect_server(offline_env(home), home)
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def start_failing_api(env: dict[str, str], log_dir: Path, rules: list[str], attempts: int = 3) -> PrefectServer:
