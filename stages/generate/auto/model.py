@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import openai
 
-from stages.evaluation.agents.llm.usage import read_usage
+from stages.evaluation.agents.llm.asking import Asker
 from stages.generate.auto.generator import Concept, Menu, OfflineGenerator, Recipe
 from stages.generate.auto.hiding import STRATEGIES
 from stages.generate.auto.loop import MAX_PRIOR_CONCEPTS, checked, read_cards
@@ -106,11 +105,8 @@ class ModelGenerator:
     def __init__(self, model: str, base_url: str, api_key: str | None, generation: Generation,
                  timeout_s: float = 120.0, max_retries: int = 2):
         self.name, self.model, self.generation = f"openai:{model}", model, generation
-        self.client = openai.OpenAI(base_url=base_url, api_key=api_key or "unused", timeout=timeout_s,
-                                    max_retries=max_retries)
+        self.asker = Asker(model, base_url, api_key, generation, RETRY, "offline generator", timeout_s, max_retries)
         self.offline = OfflineGenerator()
-        self.log: list[dict] = []
-        self.fallbacks = 0
         self._prior: list[list] = []  # set by `concept`, read by `first` and `revise` of that concept
 
     @classmethod
@@ -123,17 +119,23 @@ class ModelGenerator:
                    settings.timeout_s, settings.max_retries)
 
     @property
+    def log(self) -> list[dict]:
+        """Every call: step, attempt, messages, reply, usage, problem, fallback."""
+        return self.asker.log
+
+    @property
+    def fallbacks(self) -> int:
+        """Steps that fell back to the offline generator."""
+        return self.asker.fallbacks
+
+    @property
     def usage(self) -> dict:
-        """Tokens as the server reported them (a count it left out is not summed), calls answered, fallbacks."""
-        calls = [entry for entry in self.log if entry["usage"] is not None]
-        summed = {name: sum(c["usage"][name] or 0 for c in calls) for name in ("prompt_tokens", "completion_tokens")}
-        flags = sorted({flag for c in calls for flag in c["usage"]["flags"]})
-        return {"model": self.model, "calls": len(calls), **summed, "fallbacks": self.fallbacks, "flags": flags}
+        """Tokens as the server reported them, calls answered, fallbacks."""
+        return self.asker.usage
 
     def write_log(self, path: Path) -> None:
         """Every call as one JSON line: step, attempt, messages, reply, usage, problem, fallback."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(json.dumps(entry) + "\n" for entry in self.log))
+        self.asker.write_log(path)
 
     def concept(self, seed: Concept, cards: list[dict]) -> Concept:
         """The seed concept, its operations narrowed or kept by the model."""
@@ -165,31 +167,4 @@ class ModelGenerator:
 
     def _ask(self, step: str, prompt: str, parse: Callable[[str], Any]) -> Any:
         """The parsed reply; None (a fallback, counted and logged) after a second unusable reply or an API failure."""
-        messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
-        for attempt in range(2):
-            entry = {"step": step, "attempt": attempt + 1, "messages": messages, "reply": None, "usage": None,
-                     "problem": None, "fallback": None}
-            self.log.append(entry)
-            try:
-                entry["reply"] = self._complete(messages, entry)
-                return parse(entry["reply"])
-            except openai.APIError as error:
-                entry["problem"] = f"model API: {type(error).__name__}: {error}"
-                break
-            except ValueError as error:
-                entry["problem"] = str(error)
-                messages = [*messages, {"role": "assistant", "content": entry["reply"]},
-                            {"role": "user", "content": RETRY.format(problem=error)}]
-        entry["fallback"] = f"offline generator: {entry['problem']}"
-        self.fallbacks += 1
-        return None
-
-    def _complete(self, messages: list[dict], entry: dict) -> str:
-        fields = self.generation.request_fields()
-        named = {key: value for key, value in fields.items() if key not in self.generation.extra}
-        response = self.client.chat.completions.create(model=self.model, messages=messages, **named,
-                                                       extra_body=self.generation.extra or None)
-        tokens, flags = read_usage(response.model_dump(), self.generation.max_tokens)
-        entry["usage"] = {"prompt_tokens": tokens.prompt_tokens, "completion_tokens": tokens.completion_tokens,
-                          "flags": flags}
-        return response.choices[0].message.content or ""
+        return self.asker.ask(step, SYSTEM, prompt, parse)
