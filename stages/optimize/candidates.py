@@ -93,12 +93,11 @@ class Evaluator:
         return row
 
     def _agent(self, workflow: Workflow):
-        document = yaml.safe_dump(workflow.model_dump(mode="json"), sort_keys=False)
-        digest = content_hash(document)
+        text, digest = document(workflow)
         path = self.folder / "workflows" / f"{digest}.yaml"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(document)
+            path.write_text(text)
         options = {key: value for key, value in self.access.items() if key not in ("strategy", "workflow")}
         return digest, setup_agent(f"candidate-{digest}", AgentParams(kind="llm", options=options | {
             "workflow": str(path)}))
@@ -106,3 +105,9 @@ class Evaluator:
     def _run(self, row: dict, agent) -> JournalRecord:
         return evaluate_query(row, agent, self.benchmark, self.bench_id, self.limits, self.hidden,
                               self.infra_retries, artifacts=self.artifacts)
+
+
+def document(workflow: Workflow) -> tuple[str, str]:
+    """The workflow's YAML text and its content hash (the name it is kept and logged under)."""
+    text = yaml.safe_dump(workflow.model_dump(mode="json"), sort_keys=False)
+    return text, content_hash(text)

@@ -198,7 +198,14 @@ def mini_benchmark(project: Path, tasks: int, queries_per_task: int, sleep_s: fl
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["agents"]["steady"] = {"kind": "command", "options": {
         "cmd": "python {agent_dir}/steady.py {workspace}", "agent_dir": str(STEADY_AGENT)}}
-    params["evaluate"] |= evaluate or {}
+    (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    return set_evaluate(project, evaluate or {})
+
+
+def set_evaluate(project: Path, settings: dict) -> Path:
+    """Change settings of the project's params.yaml `evaluate` section."""
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    params["evaluate"] |= settings
     (project / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     return project
 
