@@ -30,9 +30,8 @@ from stages.evaluation.runner import answer_of
 from stages.layout import BENCHMARK
 from stages.sandbox import harvest_work
 from stages.sandbox.workspace import ANSWER_FILE, MAX_ARTIFACT_BYTES
-from stages.scoring.query.hand_ins import BuiltTask, execution_of, load_private
+from stages.scoring.query.hand_ins import BuiltTask, execution_of, load_private, recompute_hand_in
 from stages.scoring.query.outcomes import Execution, Outcome, classify
-from stages.scoring.query.recompute import recompute
 from stages.scoring.query.scorer import score_query
 
 Baseline = dict[str, dict[str, float | None]]  # query id -> metric -> the one-turn baseline's value
@@ -71,9 +70,7 @@ def reward_of(task: BuiltTask, query_id: str, execution: Execution, baseline: Ba
 def record_reward(benchmark: Path, query_id: str, record: JournalRecord, artifacts: Path,
                   baseline: Baseline | None = None) -> float:
     """The reward of a journaled run (its artifact under `artifacts`)."""
-    row = pool_query(benchmark, query_id)
-    task = load_private(benchmark, row["task_id"])
-    execution, _ = execution_of(task, query_id, record, _entity_key(row["prompt"]), artifacts)
+    task, execution = _journaled(benchmark, query_id, record, artifacts)
     return reward_of(task, query_id, execution, baseline)
 
 
@@ -84,9 +81,7 @@ def recomputed_metrics(benchmark: Path, query_id: str, record: JournalRecord,
     None for a metric undefined on the artifact, or every metric of a run that was not answered:
     what the one-turn baseline leaves as the reference of later rewards.
     """
-    row = pool_query(benchmark, query_id)
-    task = load_private(benchmark, row["task_id"])
-    execution, _ = execution_of(task, query_id, record, _entity_key(row["prompt"]), artifacts)
+    task, execution = _journaled(benchmark, query_id, record, artifacts)
     outcome, parsed = classify(task.spec.answer, execution)
     values = parsed["metrics"] if outcome is Outcome.ANSWERED and parsed is not None else {}
     return {metric.name: values.get(metric.name) for metric in task.spec.answer.metrics or []}
@@ -104,11 +99,16 @@ def workspace_reward(query_id: str, workspace: Path, benchmark: Path = BENCHMARK
     execution = Execution(0, False, None, answer, problem)
     if artifact is not None:
         taken = files[artifact]
-        private = task.folder / "private" / query_id
-        execution = recompute(task.spec, execution, taken.data, None if taken.missing else taken.problem,
-                              pd.read_parquet(private / "truth.parquet"), pd.read_parquet(private / "required.parquet"),
-                              _entity_key(row["prompt"])).execution
+        execution = recompute_hand_in(task, query_id, execution, taken.data, None if taken.missing else taken.problem,
+                                      _entity_key(row["prompt"])).execution
     return reward_of(task, query_id, execution, baseline)
+
+
+def _journaled(benchmark: Path, query_id: str, record: JournalRecord, artifacts: Path) -> tuple[BuiltTask, Execution]:
+    """A pool query's task and the execution the harness scores for a journaled run of it."""
+    row = pool_query(benchmark, query_id)
+    task = load_private(benchmark, row["task_id"])
+    return task, execution_of(task, query_id, record, _entity_key(row["prompt"]), artifacts)[0]
 
 
 def _entity_key(prompt: str) -> str:

@@ -25,7 +25,7 @@ from stages.evaluation.journal import JournalRecord
 from stages.layout import task_dir
 from stages.scoring.query.attribution import attribute
 from stages.scoring.query.outcomes import Execution
-from stages.scoring.query.recompute import recompute
+from stages.scoring.query.recompute import Recomputed, recompute
 from stages.scoring.query.references import read_references
 from stages.scoring.query.scorer import Grading, QueryScore, score_query
 
@@ -67,11 +67,16 @@ def execution_of(task: BuiltTask, query_id: str, record: JournalRecord, key: str
             raise ValueError(f"journal record {record.key}: artifact id {record.artifact_sha256!r} "
                              "is not a sha256")
         data = (artifacts / record.artifact_sha256).read_bytes()
-    private = task.folder / "private" / query_id
-    result = recompute(task.spec, execution, data, problem,
-                       pd.read_parquet(private / "truth.parquet"),
-                       pd.read_parquet(private / "required.parquet"), key)
+    result = recompute_hand_in(task, query_id, execution, data, problem, key)
     return result.execution, result.honesty
+
+
+def recompute_hand_in(task: BuiltTask, query_id: str, execution: Execution, artifact: bytes | None,
+                      problem: str | None, key: str) -> Recomputed:
+    """`recompute` of a graded task's artifact against the query's hidden truth."""
+    private = task.folder / "private" / query_id
+    return recompute(task.spec, execution, artifact, problem, pd.read_parquet(private / "truth.parquet"),
+                     pd.read_parquet(private / "required.parquet"), key)
 
 
 def attribute_query(task: BuiltTask, query_id: str, record: JournalRecord, score: QueryScore,
