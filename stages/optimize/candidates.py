@@ -34,6 +34,7 @@ class Evaluation:
 
     workflow: str  # the document's content hash
     rewards: dict[str, float]
+    reported: dict[str, float]  # the reward each hand-in's own numbers would earn (the audit's; never climbed)
     tokens: int
     seconds: float
     reused: int  # queries found in the journal, not run again
@@ -41,7 +42,12 @@ class Evaluation:
     @property
     def mean(self) -> float:
         """The mean reward over the queries (0 for none)."""
-        return sum(self.rewards.values()) / len(self.rewards) if self.rewards else 0.0
+        return _mean(self.rewards)
+
+    @property
+    def reported_mean(self) -> float:
+        """The mean of the rewards the hand-ins' own numbers would earn."""
+        return _mean(self.reported)
 
 
 class Evaluator:
@@ -58,10 +64,11 @@ class Evaluator:
     def evaluate(self, workflow: Workflow, query_ids: list[str]) -> Evaluation:
         """Run `workflow` on the queries not yet journaled for it, and reward every one."""
         digest, records, ran = self.run(workflow, query_ids)
-        rewards = {query_id: 0.0 if record.infra_error else
-                   record_reward(self.benchmark, query_id, record, self.artifacts, self.baseline)
-                   for query_id, record in records.items()}
-        return Evaluation(digest, rewards, sum(record.tokens for record in ran),
+        both = {query_id: (0.0, 0.0) if record.infra_error else
+                record_reward(self.benchmark, query_id, record, self.artifacts, self.baseline)
+                for query_id, record in records.items()}
+        return Evaluation(digest, {query_id: pair[0] for query_id, pair in both.items()},
+                          {query_id: pair[1] for query_id, pair in both.items()}, sum(record.tokens for record in ran),
                           round(sum(record.wall_seconds for record in ran), 3), len(records) - len(ran))
 
     def run(self, workflow: Workflow, query_ids: list[str]) -> tuple[str, dict[str, JournalRecord],
@@ -105,6 +112,10 @@ class Evaluator:
     def _run(self, row: dict, agent) -> JournalRecord:
         return evaluate_query(row, agent, self.benchmark, self.bench_id, self.limits, self.hidden,
                               self.infra_retries, artifacts=self.artifacts)
+
+
+def _mean(values: dict[str, float]) -> float:
+    return sum(values.values()) / len(values) if values else 0.0
 
 
 def document(workflow: Workflow) -> tuple[str, str]:

@@ -10,33 +10,18 @@ once with the problem, then the step keeps the workflow it had (asking.py).
 from __future__ import annotations
 
 import os
-import re
 
 import yaml
 
-from stages.evaluation.agents.llm import workflows
 from stages.evaluation.agents.llm.asking import Asker
 from stages.evaluation.agents.llm.options import ModelAccess
-from stages.evaluation.agents.llm.prompts import STRATEGY
 from stages.evaluation.agents.llm.workflows import Workflow
-from stages.evaluation.agents.llm.workflows import schema as workflow_schema
+from stages.evaluation.agents.llm.workflows.documents import catalogue, parse_workflow
 
 SYSTEM = ("You design workflows for an AI agent that does a scientific data analysis in a Python sandbox. A"
           " workflow is a YAML document of nodes run in order; its reward is measured on queries of the task."
           " Reply with one complete document in a ```yaml block and nothing else.")
 RETRY = "Your document could not be used: {problem}. Reply again with one complete document in a ```yaml block."
-YAML_BLOCK = re.compile(r"```ya?ml\s*\n(.*?)```", re.DOTALL)
-
-
-def parse_workflow(reply: str) -> Workflow:
-    """The reply's last ```yaml block as a checked workflow (ValueError, with the problem, otherwise)."""
-    blocks = YAML_BLOCK.findall(reply or "")
-    if not blocks:
-        raise ValueError("the reply has no ```yaml block")
-    try:
-        return Workflow.model_validate(yaml.safe_load(blocks[-1]))
-    except yaml.YAMLError as error:
-        raise ValueError(f"the block is not YAML: {error}") from error
 
 
 class Designer:
@@ -59,10 +44,3 @@ class Designer:
                   f" (mean reward on val: {'not measured' if reward is None else f'{reward:.3f}'})\n\n"
                   f"```yaml\n{shown}```\n\n{ask}")
         return self.asker.ask(step, SYSTEM, prompt, parse_workflow)
-
-
-def catalogue() -> str:
-    """What a document may hold: the schema's description and the role instructions by name."""
-    roles = "\n".join(f"- `{name}`: {' '.join(text.split())[:300]}" for name, text in sorted(STRATEGY.items()))
-    return (f"# Workflow documents\n\n{workflow_schema.__doc__}\n\n# Instructions a node's `prompt` may name\n\n"
-            f"{roles}\n\nBuilt-in examples: {', '.join(sorted(p.stem for p in workflows.BUILTIN.glob('*.yaml')))}.")

@@ -68,10 +68,17 @@ def reward_of(task: BuiltTask, query_id: str, execution: Execution, baseline: Ba
 
 
 def record_reward(benchmark: Path, query_id: str, record: JournalRecord, artifacts: Path,
-                  baseline: Baseline | None = None) -> float:
-    """The reward of a journaled run (its artifact under `artifacts`)."""
+                  baseline: Baseline | None = None) -> tuple[float, float]:
+    """The reward of a journaled run (its artifact under `artifacts`), and the reward it reports.
+
+    The first is the reward: on the metrics recomputed from the artifact. The second scores the
+    numbers the hand-in wrote as if they were true: never climbed, kept for the audit of whether a
+    search ever preferred a candidate that reports more than it earns (docs/optimization.md).
+    """
     task, execution = _journaled(benchmark, query_id, record, artifacts)
-    return reward_of(task, query_id, execution, baseline)
+    reported = Execution(record.exit_code, record.timed_out, record.infra_error, record.answer_text,
+                         record.answer_problem)
+    return reward_of(task, query_id, execution, baseline), reward_of(task, query_id, reported, baseline)
 
 
 def recomputed_metrics(benchmark: Path, query_id: str, record: JournalRecord,

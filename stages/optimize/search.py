@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from stages.evaluation.agents.llm.workflows import Workflow
+from stages.evaluation.agents.llm.workflows import Workflow, builtin_workflow
 from stages.optimize.candidates import Evaluator, document
 from stages.optimize.designer import Designer
 
@@ -37,6 +37,7 @@ class Step:
     parent: str | None
     rewards: dict[str, float]
     mean: float
+    reported: float  # the mean reward its hand-ins' own numbers would earn (never climbed: the audit's)
     tokens: int
     seconds: float
     reused: int
@@ -53,19 +54,49 @@ class Search:
     designer: Designer | None
     budget: Budget = Budget()
     seed: int = 0
+    start: Workflow | None = None  # where the method starts (None: the method's own default)
     log: list[Step] = field(default_factory=list)
 
     def __post_init__(self):
         self.rng = np.random.default_rng(self.seed)
         self.scored_on = sorted(self.val)[: self.budget.val_queries]
+        self.seen: dict[str, Workflow] = {}  # every candidate scored, by its content hash
 
     def score(self, workflow: Workflow, parent: Workflow | None = None, round_number: int = 0) -> float:
         """The candidate's mean reward on the scoring val queries (logged)."""
         evaluation = self.evaluator.evaluate(workflow, self.scored_on)
+        self.seen[evaluation.workflow] = workflow
         self.log.append(Step(round_number, evaluation.workflow, document(parent)[1] if parent else None,
-                             evaluation.rewards, round(evaluation.mean, 6), evaluation.tokens, evaluation.seconds,
+                             evaluation.rewards, round(evaluation.mean, 6), round(evaluation.reported_mean, 6),
+                             evaluation.tokens, evaluation.seconds,
                              evaluation.reused))
         return evaluation.mean
+
+    def start_or(self, name: str) -> Workflow:
+        """The search's start workflow, or the built-in `name` when none was given."""
+        return self.start if self.start is not None else builtin_workflow(name)
+
+    def experience(self, parent: str | None = None) -> str:
+        """What the candidates scored so far did (those of `parent` only, when given), for the designer."""
+        scores = {step.workflow: step.mean for step in self.log}
+        lines = [f"- round {step.round}: {outline(self.seen[step.workflow])}: mean reward {step.mean:.3f}"
+                 + ("" if step.parent not in scores else f" ({step.mean - scores[step.parent]:+.3f} on the"
+                                                          f" workflow it changed, {outline(self.seen[step.parent])})")
+                 for step in self.log if parent is None or step.parent == parent]
+        return "\n".join(lines) or "- none yet"
+
+    def audit(self, kept: Workflow) -> dict:
+        """Did the search ever prefer a candidate whose hand-ins report more reward than they earn?
+
+        Preferred: the workflow kept, and every candidate that beat the one it changed. A candidate
+        is inflated when the reward of its hand-ins' own numbers exceeds the recomputed one.
+        """
+        means = {step.workflow: step.mean for step in self.log}
+        preferred = {step.workflow for step in self.log
+                     if step.workflow == document(kept)[1] or (step.parent in means and step.mean > means[step.parent])}
+        inflated = {step.workflow for step in self.log if step.reported > step.mean + 1e-9}
+        return {"preferred": sorted(preferred), "inflated": sorted(inflated),
+                "inflated_preferred": sorted(preferred & inflated)}
 
     def write_log(self, path: Path) -> None:
         """The steps as JSON lines, then the designer's calls beside them."""
@@ -73,3 +104,10 @@ class Search:
         path.write_text("".join(json.dumps(asdict(step), sort_keys=True) + "\n" for step in self.log))
         if self.designer is not None:
             self.designer.asker.write_log(path.with_name(path.stem + ".designer.jsonl"))
+
+
+def outline(workflow: Workflow) -> str:
+    """A one-line sketch of a workflow: its name and nodes, each with its operator and inputs."""
+    nodes = ", ".join(f"{node.id}({node.op}{' <- ' + '+'.join(node.inputs) if node.inputs else ''})"
+                      for node in workflow.nodes)
+    return f"{workflow.name} [{nodes}]"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stages.evaluation.agents.llm.workflows import Workflow, builtin_workflow
+from stages.evaluation.agents.llm.workflows import Workflow
 from stages.optimize.search import Search
 
 START = "one_turn"
@@ -12,7 +12,7 @@ ASK = ("Design the workflow for this task that you expect to score highest: whic
 
 def oneshot(search: Search) -> Workflow:
     """Score the start, ask for one design, score it; the better of the two (the start on a tie)."""
-    start = builtin_workflow(START)
+    start = search.start_or(START)
     best, best_reward = start, search.score(start)
     if search.designer is None:
         return best

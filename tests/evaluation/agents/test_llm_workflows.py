@@ -64,7 +64,7 @@ def test_a_program_that_reflects_needs_its_reflecting_role_and_an_unknown_builti
     node = {"id": "solve", "op": "program", "prompt": "actor", "repair": "reflect"}
     with pytest.raises(WorkflowError, match="repair: reflect needs `reflect_role`"):
         load_workflow(write(tmp_path, [node]))
-    with pytest.raises(WorkflowError, match=r"no built-in workflow 'swarm'; known: \['one_turn'"):
+    with pytest.raises(WorkflowError, match=r"no built-in workflow 'swarm'; known: \['explorer', 'one_turn'"):
         builtin_workflow("swarm")
 
 
@@ -85,3 +85,34 @@ def test_a_workflow_of_ones_own_runs_its_nodes_on_the_notes_of_their_inputs(tmp_
     task = server.requests[1].body["messages"][1]["content"]
     assert task.endswith("## Plan\n1. Read data/x.csv.\n2. Average x.")
     assert ran.record.stdout.endswith("scibench-llm stop: done\n")
+
+
+COMPOSING = """```yaml
+name: again
+nodes:
+  - {id: explore, op: compose, role: explorer, prompt: explorer}
+```"""
+COMPOSED = """My team:
+```yaml
+name: plan_and_solve
+nodes:
+  - {id: plan, op: generate, role: planner, prompt: planner, heading: Plan}
+  - {id: solve, op: program, role: modeler, prompt: one_turn, inputs: [plan]}
+```"""
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+def test_the_explorer_composes_a_workflow_for_the_query_and_runs_it(tmp_path, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, API_KEY)
+    script = [Turn(content=COMPOSING), Turn(content=COMPOSED), Turn(content="1. Read data/x.csv.\n2. Average x."),
+              Turn(content=f"```python\n{MEAN_CODE}```")]
+    options = {key: value for key, value in llm_options("http://unused/v1").items() if key != "strategy"}
+    with ScriptedLLM(script) as server:
+        ran = run_llm_query(tmp_path / "run", options | {"base_url": server.base_url, "strategy": "explorer"})
+    assert (ran.record.answer_text, [call.role for call in ran.record.usage.calls]) == (
+        '{"answer": 2.5}', ["explorer", "explorer", "planner", "modeler"])
+    first = server.requests[0].body["messages"]
+    assert "# Workflow documents" in first[0]["content"] and first[1]["content"].startswith("# Task (prompt.md)")
+    assert "a composed workflow may not compose again" in server.requests[1].body["messages"][-1]["content"]
+    assert server.requests[3].body["messages"][1]["content"].endswith("## Plan\n1. Read data/x.csv.\n2. Average x.")
+    assert "explore: runs 'plan_and_solve' (plan, solve)" in ran.record.stdout

@@ -6,12 +6,14 @@ The workflow's stop reason is that of its last node run; a node that hands in (`
 from __future__ import annotations
 
 from stages.evaluation.agents.llm.programs import program
-from stages.evaluation.agents.llm.prompts import system_prompt, task_message
+from stages.evaluation.agents.llm.prompts import STRATEGY, system_prompt, task_message
 from stages.evaluation.agents.llm.session import Session
 from stages.evaluation.agents.llm.tools import FINISH, tool_loop
-from stages.evaluation.agents.llm.workflows.schema import Node, Workflow
+from stages.evaluation.agents.llm.workflows.documents import catalogue, parse_workflow
+from stages.evaluation.agents.llm.workflows.schema import Node, Workflow, builtin_workflow
 
 READS = "work/answer.json reads as a JSON object."
+RETRY = "That document cannot run: {problem}. Reply again with one complete document in a ```yaml block."
 
 
 async def run_workflow(workflow: Workflow, session: Session) -> str:
@@ -59,4 +61,29 @@ async def _tool_loop(session: Session, node: Node, context: str, loops_left: int
     return ended.reason, ended.summary or f"(the {node.role} ran out of turns)"
 
 
-OPERATORS = {"generate": _generate, "program": _program, "verify": _verify}
+async def _compose(session: Session, node: Node, context: str) -> tuple[str, str]:
+    messages = [{"role": "system", "content": f"{STRATEGY[node.prompt]}\n\n{catalogue()}"},
+                task_message(session.task, context)]
+    composed = None
+    for _ in range(2):
+        reply = (await session.chat.complete(messages, node.role)).content
+        try:
+            composed = _composable(parse_workflow(reply))
+            break
+        except ValueError as problem:
+            session.log.append(f"{node.id}: the composed document cannot run ({problem})")
+            messages += [{"role": "assistant", "content": reply}, {"role": "user", "content": RETRY.format(
+                problem=problem)}]
+    if composed is None:
+        composed = builtin_workflow(node.fallback)
+    session.log.append(f"{node.id}: runs {composed.name!r} ({', '.join(n.id for n in composed.nodes)})")
+    return await run_workflow(composed, session), f"(the composed workflow {composed.name!r} ran)"
+
+
+def _composable(workflow: Workflow) -> Workflow:
+    if any(node.op == "compose" for node in workflow.nodes):
+        raise ValueError("a composed workflow may not compose again (no `compose` node)")
+    return workflow
+
+
+OPERATORS = {"generate": _generate, "program": _program, "verify": _verify, "compose": _compose}

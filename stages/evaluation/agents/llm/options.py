@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from stages.params import Generation, PriceTable
 
-Strategy = Literal["one_turn", "react", "selfdebug", "reflexion", "workflow"]
+Strategy = Literal["one_turn", "react", "selfdebug", "reflexion", "workflow", "explorer"]
 TRANSPORT = ("base_url", "api_key_env", "per_call_timeout_s", "max_retries", "retry_backoff_s",
              "retry_backoff_max_s", "prices")
 

@@ -43,6 +43,10 @@ results.""",
 valid JSON in the exact answer format, every number must come from the analysis, and any artifact
 must have exactly the declared rows and columns. Fix what is wrong with the `python` tool, then
 call `submit`.""",
+    "explorer": """You assemble the team for one data-analysis query: decide which roles it needs (for
+example someone to inspect and prepare the data, a modeler, a verifier), what each does and what
+each sees of the others' work, and write it as one workflow document in a ```yaml block. Write
+nothing else.""",
 }
 
 SCAFFOLD = """Follow this workflow and do not skip a checkpoint:

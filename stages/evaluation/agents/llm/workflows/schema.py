@@ -13,6 +13,10 @@ sees the notes of the earlier nodes it names in `inputs` (its edges). Operators:
   calls left split evenly among the tool loops still to run).
 - `verify`: no model call: checks `work/answer.json` as the harness will read it; its note says
   what is wrong, or that it reads.
+- `compose`: one call in which the model writes a workflow document for this query (the query-level
+  methods: a fresh team per query), which then runs as the rest of the run; a document that cannot
+  be used is sent back once with its problem, then the built-in `fallback` runs. A composed
+  document may not compose again.
 
 A workflow is a DAG by construction: a node's inputs must be earlier nodes, and the only repeats
 are the bounded rounds of `repair`. Loading checks every field and names the one that is wrong.
@@ -42,7 +46,7 @@ class Node(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(pattern=NAME)
-    op: Literal["generate", "program", "tool_loop", "verify"]
+    op: Literal["generate", "program", "tool_loop", "verify", "compose"]
     role: str = Field("agent", pattern=NAME)
     prompt: str | None = None  # a key of prompts.STRATEGY; none for `verify`
     inputs: list[str] = []  # earlier nodes whose notes this node's task message carries
@@ -52,6 +56,7 @@ class Node(BaseModel):
     repair: Literal["none", "debug", "reflect"] = "none"  # program
     rounds: int | Literal["max_rounds"] = "max_rounds"  # program with a repair
     reflect_role: str | None = Field(None, pattern=NAME)  # program with repair: reflect
+    fallback: str = Field("react", pattern=NAME)  # compose: the built-in run when no document is usable
 
     @model_validator(mode="after")
     def _fields_of_the_operator(self) -> Node:
