@@ -38,6 +38,7 @@ from stages.evaluation.journal import Journal, JournalRecord
 from stages.layout import BENCHMARK, RUNS, journal_path
 from stages.params import AgentParams, EvaluateParams, PriceTable, load_params
 from stages.sandbox import debris
+from stages.skipped import write_skipped
 
 
 # refresh_cache=False: never cached anyway, and it spares each run a lookup of Prefect's settings
@@ -183,6 +184,10 @@ def main() -> None:
     params = load_params()
     if args.agent not in params.agents:
         parser.error(f"agent {args.agent!r} is not configured in params.yaml agents")
+    if args.agent in params.optimize.runs and (reason := params.optimize.skipped()) is not None:
+        print(f"evaluate@{args.agent}: skipped: {reason}")  # processed/runs/<agent>/ holds the reason
+        write_skipped(RUNS / args.agent, reason)
+        return
     settings, configured = params.evaluate, params.agents[args.agent]
     runner = task_runner(settings.dask_address, configured.concurrency or settings.concurrency)
     PREPARE.get(configured.kind, lambda: None)()  # the agent's libraries load before the flow run's clock starts

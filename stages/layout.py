@@ -11,6 +11,7 @@ BENCHMARK = Path("processed/benchmark")
 RUNS = Path("processed/runs")
 METRICS = Path("processed/metrics")
 JUDGEMENTS = Path("processed/judgements")  # the optional MR judge's verdicts (judge@<agent>)
+OPTIMIZE = Path("processed/optimize")  # optimize@<run>: each run's learned workflows, search logs and summary
 SCORES = Path("processed/scores")  # per-query scores of each agent (score@<agent>)
 REPORTS = Path("processed/reports")
 GENERATED = Path("processed/generated")  # the generate stage: sda/, sda_real/, auto/

@@ -59,7 +59,10 @@ class Search:
 
     def __post_init__(self):
         self.rng = np.random.default_rng(self.seed)
-        self.scored_on = sorted(self.val)[: self.budget.val_queries]
+        # the val queries every candidate is scored on: a seeded draw (a category's pool spans tasks),
+        # from a generator of its own so that the methods' draws do not depend on it
+        drawn = np.random.default_rng([self.seed, 1]).permutation(sorted(self.val))[: self.budget.val_queries]
+        self.scored_on = sorted(str(query_id) for query_id in drawn)
         self.seen: dict[str, Workflow] = {}  # every candidate scored, by its content hash
 
     def score(self, workflow: Workflow, parent: Workflow | None = None, round_number: int = 0) -> float:

@@ -20,6 +20,7 @@ from stages.params.construction import ConstructParams, SplitParams
 from stages.params.data import AlignDomain, IngestSource, SynthesizeSource
 from stages.params.evaluation import AgentParams, EvaluateParams, Generation, ModelPrice, PriceTable
 from stages.params.generation import AutoParams, GenerateParams, GeneratorParams, SdaParams
+from stages.params.optimization import BASELINE_RUN, MethodBudget, OptimizeParams
 from stages.params.scoring import (
     GeneralizationPair,
     HypothesisGates,
@@ -32,10 +33,11 @@ from stages.params.section import Profile, Section
 from stages.yamlfile import read_yaml
 
 __all__ = [
-    "AgentParams", "AlignDomain", "AutoParams", "CardParams", "ConstructParams", "Creator", "EvaluateParams",
-    "GeneralizationPair", "GenerateParams", "Generation", "GeneratorParams", "HypothesisGates", "IngestSource",
-    "JudgeParams", "ModelPrice", "ParamsError", "PriceTable", "Profile", "ProjectParams", "ScoringParams",
-    "SdaParams", "Section", "SplitParams", "SynthesizeSource", "ValidityGates", "ValidityParams", "load_params",
+    "BASELINE_RUN", "AgentParams", "AlignDomain", "AutoParams", "CardParams", "ConstructParams", "Creator",
+    "EvaluateParams", "GeneralizationPair", "GenerateParams", "Generation", "GeneratorParams", "HypothesisGates",
+    "IngestSource", "JudgeParams", "MethodBudget", "ModelPrice", "OptimizeParams", "ParamsError", "PriceTable",
+    "Profile", "ProjectParams", "ScoringParams", "SdaParams", "Section", "SplitParams", "SynthesizeSource",
+    "ValidityGates", "ValidityParams", "load_params",
 ]
 
 
@@ -60,6 +62,7 @@ with warnings.catch_warnings():
         judge: JudgeParams = JudgeParams()
         card: CardParams = CardParams()
         generate: GenerateParams = GenerateParams()
+        optimize: OptimizeParams = OptimizeParams()
 
 
 class ParamsError(ValueError):
@@ -92,8 +95,25 @@ def load_params(path: Path = Path("params.yaml")) -> ProjectParams:
     unconfigured = sorted(named - set(params.agents))
     if unconfigured:
         raise ParamsError(f"{path}: generate names agents that `agents` does not configure {unconfigured}")
+    clashing = sorted(set(params.optimize.runs) & set(params.agents))
+    if clashing:
+        raise ParamsError(f"{path}: optimize.runs {clashing} are also configured agents: a run is evaluated "
+                          "under its own name")
+    params.agents.update({run: learned_system(params.optimize, run) for run in params.optimize.runs})
     for domain, section in params.align.items():
         missing = sorted(set(section.sources) - set(params.ingest))
         if missing:
             raise ParamsError(f"{path}: align.{domain}.sources names sources without an ingest section {missing}")
     return params
+
+
+def learned_system(settings: OptimizeParams, run: str) -> AgentParams:
+    """The agent an optimize run hands in: the run's workflows (one per task) on `optimize.model`.
+
+    The baseline run is the built-in one-turn strategy on the same model. Without a model the agent
+    cannot be set up; the stages of the protocol skip first (`OptimizeParams.skipped`).
+    """
+    from stages.layout import OPTIMIZE
+
+    chosen = {"strategy": "one_turn"} if run == BASELINE_RUN else {"workflows": str(OPTIMIZE / run)}
+    return AgentParams(kind="llm", options=(settings.model or {}) | chosen, concurrency=settings.concurrency)

@@ -31,6 +31,7 @@ from stages.scoring.aggregate.suite import honesty_summary, modeling_reasonablen
 from stages.scoring.aggregate.summary import task_scores
 from stages.scoring.query.hand_ins import score_split
 from stages.scoring.query.reasonableness import judged_stages
+from stages.skipped import skipped_reason
 from stages.version import benchmark_version
 
 
@@ -61,20 +62,34 @@ def score_epochs(queries: pd.DataFrame, agent: AgentSetup, epochs: int, records:
     return per_epoch, pd.concat(frames, ignore_index=True), honesty, runs
 
 
+def write_skipped_scores(agent: str, split: str, reason: str) -> None:
+    """The outputs of score@<agent> for an agent whose evaluation skipped: the reason, no scores."""
+    write_json(METRICS / f"{agent}.json", {"agent": agent, "split": split, "skipped": reason})
+    write_json(METRICS / f"{agent}.tasks.json", {"agent": agent, "split": split, "skipped": reason, "tasks": {}})
+    SCORES.mkdir(parents=True, exist_ok=True)
+    pd.DataFrame({"query_id": pd.Series(dtype=str)}).to_parquet(SCORES / f"{agent}.parquet", index=False)
+    print(f"score@{agent}: skipped: {reason}")
+
+
 def main() -> None:
     """Score one agent's journal on the evaluated split."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("agent")
     args = parser.parse_args()
     params = load_params()
-    agent = setup_agent(args.agent, params.agents[args.agent])
     split = params.evaluate.split
+    if (reason := skipped_reason(RUNS / args.agent)) is not None:
+        write_skipped_scores(args.agent, split, reason)
+        return
+    agent = setup_agent(args.agent, params.agents[args.agent])
     queries = load_split(BENCHMARK, split)
     journal = Journal(journal_path(RUNS, args.agent))
     records = journal.latest()
     verdicts = JUDGEMENTS / f"{args.agent}.jsonl"
     epochs = agent_epochs(params.agents[args.agent], params.evaluate)
-    per_epoch, frame, honesty, judged = score_epochs(queries, agent, epochs, records, params.judge, verdicts)
+    # the systems of ST-Bench's protocol are not judged (no judge@ stage runs for them)
+    judge = params.judge.model_copy(update={"model": None}) if args.agent in params.optimize.runs else params.judge
+    per_epoch, frame, honesty, judged = score_epochs(queries, agent, epochs, records, judge, verdicts)
     summary = summarize_epochs(per_epoch)
     specs = {task_id: built_task(BENCHMARK, task_id) for task_id in per_epoch[0]}
     settings = params.scoring
@@ -84,8 +99,8 @@ def main() -> None:
     for task_id, by_k in pass_at_k(frame, hypothesis).items():
         summary["tasks"][task_id]["pass_at_k"] = by_k
     write_query_scores(frame, SCORES / f"{args.agent}.parquet")
-    if params.judge.model is not None:
-        summary["modeling_reasonableness"] = modeling_reasonableness(params.judge, judged,
+    if judge.model is not None:
+        summary["modeling_reasonableness"] = modeling_reasonableness(judge, judged,
                                                                       verdicts)
     summary["honesty"] = honesty_summary(honesty)
     for task_id, counts in honesty.items():

@@ -71,7 +71,7 @@ def program(options: dict, query: QueryContext) -> AgentProgram:
     """The loop for one query, and its proxy."""
     parsed = Options.model_validate(options)
     config = parsed.model_dump(include=set(LOOP_OPTIONS)) | {
-        "workflow": parsed.load_workflow(),
+        "workflow": parsed.load_workflow(query.task_id),
         "domain": task_domain(query.private_dir) if parsed.domain_knowledge else None}
     return AgentProgram(argv=[], loop=functools.partial(_run_loop, config),
                         service=proxy_service(parsed, query, in_process=True))

@@ -49,12 +49,14 @@ class ModelAccess(BaseModel):
 class Options(ModelAccess):
     """Options of an `llm` agent (params.yaml `agents.<name>.options`).
 
-    A built-in `strategy`, or a `workflow` document of one's own (its path; what it holds defines
-    the agent, not where it lies).
+    A built-in `strategy`, a `workflow` document of one's own (its path; what it holds defines the
+    agent, not where it lies), or `workflows`: a folder whose `index.json` names each task's
+    document in it (what an optimize run hands in: stages/optimize/protocol.py).
     """
 
     strategy: Strategy | None = None
     workflow: str | None = None
+    workflows: str | None = None
     domain_knowledge: bool = False  # MoSciBench's ablation: notes on the task's domain in the prompt
     scaffold: bool = False  # MoSciBench's ablation: explicit decomposition and checkpoints
     max_rounds: int = Field(5, ge=1)  # selfdebug / reflexion attempts
@@ -65,19 +67,39 @@ class Options(ModelAccess):
 
     @model_validator(mode="after")
     def _one_workflow(self) -> Options:
-        if (self.strategy is None) == (self.workflow is None):
-            raise ValueError("an llm agent names either a built-in `strategy` or a `workflow` document")
+        if sum(choice is not None for choice in (self.strategy, self.workflow, self.workflows)) != 1:
+            raise ValueError("an llm agent names one of a built-in `strategy`, a `workflow` document or a "
+                             "`workflows` folder")
         return self
 
     def identity(self) -> dict:
-        """What defines the agent: everything but transport, the workflow as the document it loads."""
-        chosen = {key: value for key, value in super().identity().items() if key not in ("strategy", "workflow")}
+        """What defines the agent: everything but transport, each workflow as the document it loads."""
+        chosen = {key: value for key, value in super().identity().items()
+                  if key not in ("strategy", "workflow", "workflows")}
+        if self.workflows is not None:
+            return chosen | {"workflows": {task_id: self.load_workflow(task_id).model_dump(mode="json")
+                                           for task_id in sorted(self.workflow_index())}}
         return chosen | {"workflow": self.load_workflow().model_dump(mode="json")}
 
-    def load_workflow(self):
-        """The workflow the loop runs (stages/evaluation/agents/llm/workflows)."""
+    def workflow_index(self) -> dict[str, str]:
+        """A `workflows` folder's index: task id -> the document's file name in the folder."""
+        import json
+
+        path = Path(self.workflows) / "index.json"
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError) as error:
+            raise ValueError(f"{path}: the index of a workflows folder cannot be read: {error}") from error
+
+    def load_workflow(self, task_id: str | None = None):
+        """The workflow the loop runs on a query of `task_id` (stages/evaluation/agents/llm/workflows)."""
         from stages.evaluation.agents.llm.workflows import builtin_workflow, load_workflow
 
+        if self.workflows is not None:
+            index = self.workflow_index()
+            if task_id not in index:
+                raise ValueError(f"{Path(self.workflows) / 'index.json'}: no workflow for task {task_id!r}")
+            return load_workflow(Path(self.workflows) / index[task_id])
         return builtin_workflow(self.strategy) if self.strategy else load_workflow(Path(self.workflow))
 
 
