@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 
 from stages.layout import GENERATED, METRICS, REPORTS
 from stages.params import load_params
@@ -18,6 +19,7 @@ from stages.report.contents import report_tables
 from stages.report.inputs import MissingInputError, load_inputs, load_metrics, load_validity
 from stages.report.prefect import publish_tables
 from stages.report.summary import agent_gates, summary_text
+from stages.report.systems import load_systems
 
 
 def main() -> None:
@@ -32,7 +34,7 @@ def main() -> None:
             validity = load_validity(REPORTS)
             print(summary_text(load_metrics(agents, METRICS), validity, agent_gates(validity, params.validity)))
             return
-        inputs = load_inputs(agents, METRICS, REPORTS, GENERATED)
+        inputs = replace(load_inputs(agents, METRICS, REPORTS, GENERATED), systems=load_systems(METRICS))
     except MissingInputError as error:
         sys.exit(f"report: {error}")
     path = build_report(inputs, REPORTS)

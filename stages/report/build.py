@@ -15,6 +15,7 @@ from stages.report.contents import report_tables
 from stages.report.html import Section, render_page
 from stages.report.inputs import ReportInputs
 from stages.report.plots import plot_coverage, plot_cut, plot_frontier, plot_outcomes, plot_scores
+from stages.report.systems import systems_section
 from stages.report.tables import cut_axes, cut_key
 from stages.report.transcript_pages import transcript_links
 
@@ -61,6 +62,8 @@ def build_sections(inputs: ReportInputs, plots_dir: Path, transcripts: dict[str,
     ]
     if "generalizability" in tables:
         sections.append(Section("generalizability", "Generalizability", [tables["generalizability"]]))
+    if inputs.systems is not None:
+        sections.append(systems_section(inputs.systems, plots_dir))
     generated = [tables[key] for key in ("generated", "autoscibench") if key in tables]
     if generated:
         sections.append(Section("generated", "Generated benchmark", generated,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -240,6 +241,7 @@ class ReportInputs:
     comparison: Comparison
     validity: ValidityReport
     generated: dict = field(default_factory=dict)  # the generated benchmark's summaries (generated_tables)
+    systems: Any = None  # ST-Bench's protocol (report/systems.py `Systems`), when compare_systems ran
 
 
 class MissingInputError(FileNotFoundError):

@@ -27,7 +27,7 @@ def _not_drawn(names: list[str], why: str) -> str:
     return f" Not drawn ({why}): {', '.join(names)}." if names else ""
 
 
-def plot_scores(metrics: dict[str, AgentMetrics], plots_dir: Path) -> Plot:
+def plot_scores(metrics: dict[str, AgentMetrics], plots_dir: Path, name: str = "scores") -> Plot:
     """Horizontal bars of the score per agent, best at the top, with the interval as error bars."""
     agents = [a for a in ranked_agents(metrics) if metrics[a].score is not None]
     label = ci_label([metrics[a].score_ci for a in agents])
@@ -50,15 +50,15 @@ def plot_scores(metrics: dict[str, AgentMetrics], plots_dir: Path) -> Plot:
         ax.xaxis.set_major_locator(MultipleLocator(20))
         ax.set_xlabel("score (points, 0-100: mean task score)")
         ax.set_title(title)
-        size = save(fig, plots_dir, "scores")
+        size = save(fig, plots_dir, name)
     unscored = [a for a in metrics if metrics[a].score is None]
-    return Plot("scores", title, "Longer bars score higher; the whiskers are the score's bootstrap "
+    return Plot(name, title, "Longer bars score higher; the whiskers are the score's bootstrap "
                 "interval over each task's queries, so agents whose whiskers overlap are not clearly "
                 "apart (none is drawn when a task has a single query, as on the default profile)."
                 + _not_drawn(sorted(unscored), "no scored task"), size)
 
 
-def plot_frontier(comparison: Comparison, plots_dir: Path) -> Plot:
+def plot_frontier(comparison: Comparison, plots_dir: Path, name: str = "frontier") -> Plot:
     """Δperf against ρ_time per agent, the baseline at (1, 0), the Pareto frontier highlighted."""
     versus = comparison.versus_baseline
     drawn = sorted(a for a, v in versus.items() if v.rho_time and v.rho_time > 0 and v.delta_perf is not None
@@ -102,9 +102,9 @@ def plot_frontier(comparison: Comparison, plots_dir: Path) -> Plot:
                     if versus[a].delta_ci and None not in (versus[a].delta_ci.low, versus[a].delta_ci.high)]
         label_points(ax, [(x, y, f"{a} (baseline)" if a == comparison.baseline else a)
                           for a, (x, y) in points.items()], whiskers)
-        size = save(fig, plots_dir, "frontier")
+        size = save(fig, plots_dir, name)
     missing = sorted(set(versus) - set(drawn) - {comparison.baseline})
-    return Plot("frontier", title, "Up is better, left is cheaper: agents on the orange line are on the "
+    return Plot(name, title, "Up is better, left is cheaper: agents on the orange line are on the "
                 "Pareto frontier (no other agent is both faster and better); whiskers are Δperf's interval. "
                 "Reference agents run in the harness process unless their options say `sandbox: true`: "
                 "their times leave out the sandbox's and interpreter's start (about half a second per "
@@ -112,7 +112,7 @@ def plot_frontier(comparison: Comparison, plots_dir: Path) -> Plot:
                 + _not_drawn(missing, "no time ratio or Δperf"), size)
 
 
-def plot_coverage(metrics: dict[str, AgentMetrics], plots_dir: Path) -> Plot:
+def plot_coverage(metrics: dict[str, AgentMetrics], plots_dir: Path, name: str = "coverage") -> Plot:
     """Realistic-output rate (coverage) against pass rate given a realistic output (quality)."""
     drawn = [a for a in sorted(metrics) if metrics[a].realistic_rate is not None
              and metrics[a].pass_rate_given_realistic is not None]
@@ -133,9 +133,9 @@ def plot_coverage(metrics: dict[str, AgentMetrics], plots_dir: Path) -> Plot:
         ax.set_ylabel("pass rate given a realistic output (%)")
         ax.set_title(title)
         label_points(ax, list(zip(x, y, drawn, strict=True)))
-        size = save(fig, plots_dir, "coverage")
+        size = save(fig, plots_dir, name)
     missing = sorted(set(metrics) - set(drawn))
-    return Plot("coverage", title, "Right means more queries got a realistic answer, up means those answers "
+    return Plot(name, title, "Right means more queries got a realistic answer, up means those answers "
                 "passed more often; dashed curves mark equal products (coverage × quality, in %)."
                 + _not_drawn(missing, "no realistic output"), size)
 

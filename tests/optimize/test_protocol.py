@@ -23,6 +23,7 @@ from scibench_testing.project import ROOT
 
 from stages.evaluation.agents.llm.scripted import ScriptedLLM
 from stages.optimize import compare, protocol
+from stages.report.systems import load_systems, systems_section
 from stages.scoring import score
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
@@ -93,6 +94,14 @@ def test_both_protocols_learn_evaluate_on_test_and_compare_with_the_baseline(tmp
         assert compared["audit"][run]["inflated_preferred"] == []
     assert compared["generalizability"] == [{"task_trained": "oneshot-task", "category_trained": "oneshot-category",
                                              "gen": 0.0}]
+    section = systems_section(load_systems(project / "processed/metrics"), tmp_path / "plots")
+    assert [getattr(item, "key", None) or item.name for item in section.items] == [
+        "systems-scores", "systems-gen", "systems-frontier", "systems-coverage", "systems-versus", "systems-gen",
+        "systems-search-cost", "systems-audit"]
+    assert sorted(path.name for path in (tmp_path / "plots").glob("*.png")) == [
+        "systems-coverage.png", "systems-frontier.png", "systems-gen.png", "systems-scores.png"]
+    audit = {row[0]: row[1:] for row in section.items[-1].rows}
+    assert audit["oneshot-task"][2] == "0" and set(audit) == set(RUNS)
 
 
 def test_without_a_model_every_stage_of_the_protocol_says_it_skipped(tmp_path, monkeypatch, capsys):
@@ -101,3 +110,5 @@ def test_without_a_model_every_stage_of_the_protocol_says_it_skipped(tmp_path, m
     assert printed[:3] == [f"optimize@{run}: skipped: {reason}" for run in RUNS]
     assert printed[3:-1] == [f"{stage}@{run}: skipped: {reason}" for run in RUNS for stage in ("evaluate", "score")]
     assert printed[-1] == f"compare_systems: skipped: {reason}"
+    section = systems_section(load_systems(tmp_path / "project/processed/metrics"), tmp_path / "plots")
+    assert section.items == [] and section.note.startswith(f"Not run: {reason}. To run it, set params.yaml")
