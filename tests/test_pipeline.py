@@ -394,3 +394,39 @@ def test_the_card_is_rebuilt_byte_identical(built):
     before = [path.read_bytes() for path in files]
     run([sys.executable, "-m", "stages.card"], project, env)
     assert [path.read_bytes() for path in files] == before
+
+
+def test_both_protocols_run_end_to_end_on_tiny(built):
+    """Offline, the protocol's stages skipped and the report says why; with a (scripted) model,
+    `dvc repro compare_systems` learns per task and per category, runs the systems on test and
+    compares them with the one-turn baseline. Last: it changes the project's params."""
+    from scibench_testing.llm_tasks import API_KEY, KEY_ENV, llm_options
+    from scibench_testing.optimize import PLAN_THEN_PROGRAM, team_model
+
+    from stages.evaluation.agents.llm.scripted import ScriptedLLM
+
+    project, env = built["project"], built["env"]
+    offline = json.loads((project / "processed/metrics/compare_systems.json").read_text())
+    assert offline["skipped"].startswith("no LLM endpoint configured")
+    assert "Not run: no LLM endpoint configured" in (project / "processed/reports/index.html").read_text()
+    runs = ["one_turn", "oneshot-task", "oneshot-category", "autoagents-task"]
+    hand_in_nothing = 'import json\njson.dump({}, open("work/answer.json", "w"))\n'
+    with ScriptedLLM(team_model([PLAN_THEN_PROGRAM], lambda task: hand_in_nothing)) as llm:
+        access = {key: value for key, value in llm_options(llm.base_url).items() if key != "strategy"}
+        edit_params(project, {"optimize": {"model": access, "runs": runs,
+                                           "budgets": {"oneshot": {"rounds": 1, "val_queries": 1}}}})
+        run(["dvc", "repro", "compare_systems"], project, env | {KEY_ENV: API_KEY})
+    compared = json.loads((project / "processed/metrics/compare_systems.json").read_text())
+    assert "skipped" not in compared and sorted(compared["versus_baseline"]) == sorted(runs)
+    assert compared["generalizability"][0]["task_trained"] == "oneshot-task"
+    per_task = json.loads((project / "processed/optimize/oneshot-task/summary.json").read_text())
+    per_category = json.loads((project / "processed/optimize/oneshot-category/summary.json").read_text())
+    specs = {task: yaml.safe_load(next(project.glob(f"catalog/*/{task}/task.yaml")).read_text()) for task in TINY_TASKS}
+    assert sorted(per_task["units"]) == sorted(TINY_TASKS)
+    assert sorted(per_category["units"]) == sorted({spec["category"] for spec in specs.values()})
+    assert compared["search_cost"]["oneshot-category"]["designer_calls"] == len(per_category["units"])
+    index = json.loads((project / "processed/optimize/oneshot-category/index.json").read_text())
+    assert index == {task: f"workflows/{spec['category']}.yaml" for task, spec in specs.items()}
+    tested = pd.read_parquet(project / "processed/scores/oneshot-task.parquet")
+    queries = pd.read_parquet(project / "processed/benchmark/queries.parquet")
+    assert sorted(tested["query_id"]) == sorted(queries.loc[queries["split"] == "test", "query_id"])

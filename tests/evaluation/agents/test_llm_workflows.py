@@ -3,6 +3,7 @@ document that cannot run is refused on load with the field that is wrong named."
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -10,7 +11,7 @@ import yaml
 from scibench_testing.llm_tasks import API_KEY, KEY_ENV, MEAN_CODE, llm_options, run_llm_query
 from scibench_testing.scripted_llm import ScriptedLLM, Turn
 
-from stages.evaluation.agents.llm.options import Strategy
+from stages.evaluation.agents.llm.options import Options, Strategy
 from stages.evaluation.agents.llm.workflows import BUILTIN, WorkflowError, builtin_workflow, load_workflow
 
 TEAM = [{"id": "plan", "op": "generate", "role": "planner", "prompt": "planner"},
@@ -116,3 +117,25 @@ def test_the_explorer_composes_a_workflow_for_the_query_and_runs_it(tmp_path, mo
     assert "a composed workflow may not compose again" in server.requests[1].body["messages"][-1]["content"]
     assert server.requests[3].body["messages"][1]["content"].endswith("## Plan\n1. Read data/x.csv.\n2. Average x.")
     assert "explore: runs 'plan_and_solve' (plan, solve)" in ran.record.stdout
+
+
+def test_a_workflows_folder_gives_each_task_its_document_and_keys_the_agent_by_all_of_them(tmp_path):
+    folder = tmp_path / "learned"
+    (folder / "workflows").mkdir(parents=True)
+    (folder / "workflows" / "a.yaml").write_text(yaml.safe_dump({"name": "plan_first", "nodes": TEAM}))
+    (folder / "workflows" / "b.yaml").write_text((BUILTIN / "one_turn.yaml").read_text())
+    (folder / "index.json").write_text(json.dumps({"task-a": "workflows/a.yaml", "task-b": "workflows/b.yaml",
+                                                   "task-c": "../outside.yaml"}))
+    options = Options.model_validate({"model": "m", "base_url": "http://x/v1", "workflows": str(folder)})
+    assert [options.load_workflow(task).name for task in ("task-a", "task-b")] == ["plan_first", "one_turn"]
+    with pytest.raises(ValueError, match="no workflow for task 'task-d'"):
+        options.load_workflow("task-d")
+    with pytest.raises(ValueError, match="task 'task-c' names '../outside.yaml', outside the folder"):
+        options.load_workflow("task-c")
+    (folder / "index.json").write_text(json.dumps({"task-a": "workflows/a.yaml", "task-b": "workflows/b.yaml"}))
+    before = options.identity()
+    (folder / "workflows" / "b.yaml").write_text(yaml.safe_dump({"name": "plan_first", "nodes": TEAM}))
+    assert options.identity() != before and set(options.identity()["workflows"]) == {"task-a", "task-b"}
+    with pytest.raises(ValueError, match="names one of a built-in `strategy`, a `workflow` document or a"):
+        Options.model_validate({"model": "m", "base_url": "http://x/v1", "workflows": str(folder),
+                                "strategy": "react"})

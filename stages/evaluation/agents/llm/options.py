@@ -97,9 +97,14 @@ class Options(ModelAccess):
 
         if self.workflows is not None:
             index = self.workflow_index()
+            folder = Path(self.workflows)
             if task_id not in index:
-                raise ValueError(f"{Path(self.workflows) / 'index.json'}: no workflow for task {task_id!r}")
-            return load_workflow(Path(self.workflows) / index[task_id])
+                raise ValueError(f"{folder / 'index.json'}: no workflow for task {task_id!r}")
+            path = folder / index[task_id]
+            if not path.resolve().is_relative_to(folder.resolve()):
+                raise ValueError(f"{folder / 'index.json'}: task {task_id!r} names {index[task_id]!r}, "
+                                 "outside the folder")
+            return load_workflow(path)
         return builtin_workflow(self.strategy) if self.strategy else load_workflow(Path(self.workflow))
 
 
