@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from stages.evaluation.agents.llm.workflows import Workflow
+from stages.optimize.methods.greedy import refine
 from stages.optimize.search import Search
 
 START = "one_turn"
@@ -12,15 +13,4 @@ ASK = ("Design the workflow for this task that you expect to score highest: whic
 
 def oneshot(search: Search) -> Workflow:
     """Score the start, ask for one design, score it; the better of the two (the start on a tie)."""
-    start = search.start_or(START)
-    best, best_reward = start, search.score(start)
-    if search.designer is None:
-        return best
-    for round_number in range(1, search.budget.rounds + 1):
-        proposal = search.designer.propose(f"design {round_number}", search.task, best, best_reward, ASK)
-        if proposal is None:
-            continue
-        reward = search.score(proposal, parent=best, round_number=round_number)
-        if reward > best_reward:
-            best, best_reward = proposal, reward
-    return best
+    return refine(search, search.start_or(START), "design", lambda: ASK)

@@ -11,6 +11,7 @@ which is scored on val; the best so far is the next one refined. ST-Bench's budg
 from __future__ import annotations
 
 from stages.evaluation.agents.llm.workflows import Workflow
+from stages.optimize.methods.greedy import refine
 from stages.optimize.search import Search
 
 START = "one_turn"
@@ -19,17 +20,5 @@ ASK = ("Improve this workflow so that it scores higher. Every attempt so far and
 
 
 def w4s(search: Search) -> Workflow:
-    """Refine the best workflow for the budget's rounds; the best scored (the start on a tie)."""
-    best = search.start_or(START)
-    best_reward = search.score(best)
-    for round_number in range(1, search.budget.rounds + 1):
-        if search.designer is None:
-            break
-        proposal = search.designer.propose(f"iteration {round_number}", search.task, best, best_reward,
-                                           ASK.format(experience=search.experience()))
-        if proposal is None:
-            continue
-        reward = search.score(proposal, parent=best, round_number=round_number)
-        if reward > best_reward:
-            best, best_reward = proposal, reward
-    return best
+    """Refine the best workflow for the budget's rounds, shown every attempt; the best scored (the start on a tie)."""
+    return refine(search, search.start_or(START), "iteration", lambda: ASK.format(experience=search.experience()))
