@@ -9,8 +9,10 @@ from stages.optimize.search import Search
 
 
 def refine(search: Search, start: Workflow, step: str, ask: Callable[[], str]) -> Workflow:
-    """Score the start; each round ask for an improvement of the best (`ask()` says how) and keep it when
-    it scores higher. The best scored, the start on a tie; the start alone without a designer.
+    """The best workflow scored: the start, or an improvement that scored higher.
+
+    Each round asks the designer for an improvement of the best so far (`ask()` says how) and keeps
+    it when it scores higher: the start on a tie, the start alone without a designer.
     """
     best, best_reward = start, search.score(start)
     for round_number in range(1, search.budget.rounds + 1):
