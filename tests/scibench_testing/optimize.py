@@ -39,6 +39,8 @@ PREDICTIONS = parquet(REQUIRED.assign(qsim_mm_d=SIMULATED))
 TASK = graded_task([metric("nse", "nse", "qsim_mm_d", "median", "> 0.5"),
                     metric("rmse", "rmse", "qsim_mm_d", "pooled", "lower is better")])
 SCOPE = '\n\n## Scope\n\n```json\n{"entity_key": "gauge_id"}\n```\n'
+ARTIFACT = ('\n## Artifact\n\n```json\n{"file": "predictions.parquet", "key": ["gauge_id", "date"], '
+            '"columns": {"qsim_mm_d": "float"}}\n```\n')
 SPLITS = ("train", "val", "test")
 TASK_TEXT = "# tiny-graded\n\nPredict qobs_mm_d."
 PREDICTING_CODE = f"""import json
@@ -91,7 +93,7 @@ def graded_pools(folder: Path) -> Path:
     """Write the benchmark (one query per split: q-train, q-val, q-test) under `folder`."""
     write_benchmark(folder, {TASK.id: yaml.safe_dump(TASK.model_dump(mode="json"))},
                     [{"query_id": f"q-{split}", "task_id": TASK.id, "scope": "s", "split": split,
-                      "prompt": TASK_TEXT + SCOPE, "files": {"README.md": "nothing\n"}}
+                      "prompt": TASK_TEXT + SCOPE + ARTIFACT, "files": {"README.md": "nothing\n"}}
                      for split in SPLITS])
     private = task_dir(folder, TASK.id) / "private"
     (private / "queries.json").write_text(json.dumps({f"q-{split}": {"gold": {"metrics": {"nse": 0.9, "rmse": 0.4}}}

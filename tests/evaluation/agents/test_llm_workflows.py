@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import pandas as pd
 import pytest
 import yaml
 from scibench_testing.llm_tasks import API_KEY, KEY_ENV, MEAN_CODE, llm_options, run_llm_query
@@ -139,3 +140,34 @@ def test_a_workflows_folder_gives_each_task_its_document_and_keys_the_agent_by_a
     with pytest.raises(ValueError, match="names one of a built-in `strategy`, a `workflow` document or a"):
         Options.model_validate({"model": "m", "base_url": "http://x/v1", "workflows": str(folder),
                                 "strategy": "react"})
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+def test_verify_checks_the_artifact_against_the_prompts_artifact_block(tmp_path, monkeypatch):
+    from scibench_testing.limits import limits_with
+    from scibench_testing.optimize import PREDICTING_CODE, graded_pools
+    from scibench_testing.project import ROOT
+
+    from stages.evaluation.agents.identity import setup_agent
+    from stages.evaluation.harness import evaluate_query
+    from stages.params import AgentParams
+
+    monkeypatch.setenv(KEY_ENV, API_KEY)
+    benchmark = graded_pools(tmp_path / "benchmark")
+    document = write(tmp_path, [{"id": "first", "op": "program", "role": "modeler", "prompt": "one_turn"},
+                                {"id": "check", "op": "verify", "heading": "Check"},
+                                {"id": "fix", "op": "program", "role": "modeler", "prompt": "one_turn",
+                                 "inputs": ["check"]}])
+    renamed = PREDICTING_CODE.replace('"qsim_mm_d":', '"qsim":')
+    script = [Turn(content=f"```python\n{renamed}```"), Turn(content=f"```python\n{PREDICTING_CODE}```")]
+    options = {key: value for key, value in llm_options("http://unused/v1").items() if key != "strategy"}
+    rows = pd.read_parquet(benchmark / "queries.parquet").set_index("query_id", drop=False)
+    with ScriptedLLM(script) as server:
+        agent = setup_agent("verifying", AgentParams(kind="llm", options=options | {
+            "base_url": server.base_url, "workflow": str(document)}))
+        record = evaluate_query(rows.loc["q-val"].to_dict(), agent, benchmark, "graded", limits_with(wall_seconds=60),
+                                [ROOT], 0, artifacts=tmp_path / "artifacts")
+    told = server.requests[1].body["messages"][1]["content"]
+    assert told.endswith("## Check\nThe hand-in is not right as it is: work/predictions.parquet lacks the "
+                         "declared columns ['qsim_mm_d'].")
+    assert record.artifact_sha256 is not None and record.exit_code == 0

@@ -12,7 +12,7 @@ from stages.evaluation.agents.llm.tools import FINISH, tool_loop
 from stages.evaluation.agents.llm.workflows.documents import catalogue, parse_workflow
 from stages.evaluation.agents.llm.workflows.schema import Node, Workflow, builtin_workflow
 
-READS = "work/answer.json reads as a JSON object."
+READS = "work/answer.json reads as a JSON object, and the declared artifact (if any) has its columns and rows."
 RETRY = "That document cannot run: {problem}. Reply again with one complete document in a ```yaml block."
 
 
@@ -47,8 +47,8 @@ async def _program(session: Session, node: Node, context: str) -> tuple[str, str
 
 
 async def _verify(session: Session, node: Node, context: str) -> tuple[str, str]:
-    problem = await session.answer_problem()
-    return "done", READS if problem is None else f"The hand-in cannot be read as it is: {problem}."
+    problems = [problem for problem in (await session.answer_problem(), await session.artifact_problem()) if problem]
+    return "done", READS if not problems else f"The hand-in is not right as it is: {'; '.join(problems)}."
 
 
 async def _tool_loop(session: Session, node: Node, context: str, loops_left: int) -> tuple[str, str]:

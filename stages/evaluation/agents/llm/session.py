@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 from dataclasses import dataclass, field
 
+import pyarrow.parquet as pq
+
+from stages.catalog_scopes import read_prompt_block
 from stages.evaluation.agents.llm.chat import Chat, Stop
 from stages.evaluation.agents.llm.workflows import Workflow
 from stages.evaluation.transcript import CodeRun, capped
 from stages.sandbox.kernel import CellResult, Kernel, StartingKernel
-from stages.sandbox.workspace import ANSWER_FILE, MAX_ANSWER_BYTES
+from stages.sandbox.workspace import ANSWER_FILE, MAX_ANSWER_BYTES, MAX_ARTIFACT_BYTES
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,32 @@ class Session:
         except ValueError as error:
             return f"work/answer.json is not valid JSON: {error}"
         return None if isinstance(answer, dict) else "work/answer.json is not a JSON object"
+
+    async def artifact_problem(self) -> str | None:
+        """What is wrong with the artifact the prompt's `## Artifact` block declares, or None.
+
+        As far as the file's footer shows: a readable Parquet file, the declared key and columns,
+        some rows. None too when the task declares no artifact. Advice for the model only: the
+        harness grades the file itself, against rows the model never sees.
+        """
+        try:
+            block = read_prompt_block(self.task, "Artifact")
+        except ValueError:
+            return None
+        taken = (await asyncio.get_running_loop().run_in_executor(
+            None, self.kernel.read_work, block["file"], MAX_ARTIFACT_BYTES))
+        name = f"work/{block['file']}"
+        if taken.missing or taken.data is None:
+            return f"{name} cannot be read: {taken.problem or 'No such file or directory'}"
+        try:
+            parquet = pq.ParquetFile(io.BytesIO(taken.data))
+            names, rows = set(parquet.schema_arrow.names), parquet.metadata.num_rows
+        except Exception as error:  # noqa: BLE001 - whatever the model wrote is its problem
+            return f"{name} is not a readable Parquet file: {error}"
+        missing = [column for column in [*block["key"], *block["columns"]] if column not in names]
+        if missing:
+            return f"{name} lacks the declared columns {missing}"
+        return f"{name} has no rows" if rows == 0 else None
 
     def exit_code(self) -> int:
         """The loop's exit code: that of the last code run (0 when none ran; 1 when it was killed)."""

@@ -11,8 +11,9 @@ sees the notes of the earlier nodes it names in `inputs` (its edges). Operators:
 - `tool_loop`: the `python` tool until the node calls its `finish` tool (`submit` hands in,
   `done` passes a summary on as its note), within `turns` model calls (an int, or `share`: the
   calls left split evenly among the tool loops still to run).
-- `verify`: no model call: checks `work/answer.json` as the harness will read it; its note says
-  what is wrong, or that it reads.
+- `verify`: no model call: checks `work/answer.json` as the harness will read it and the artifact
+  against the prompt's `## Artifact` block (a readable Parquet file with the declared key and
+  columns, and rows); its note says what is wrong, or that it reads.
 - `compose`: one call in which the model writes a workflow document for this query (the query-level
   methods: a fresh team per query), which then runs as the rest of the run; a document that cannot
   be used is sent back once with its problem, then the built-in `fallback` runs. A composed
