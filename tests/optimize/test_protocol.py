@@ -3,15 +3,19 @@ is right only after a plan: optimize@one_turn, optimize@oneshot-task and optimiz
 learn (the designer's plan-then-program workflow beats one_turn on val), evaluate@ and score@ run
 the learned systems and the baseline on test, and compare_systems sets them against the baseline:
 win rate 1, gen 0 (one task: both protocols learn the same workflow), the search cost apart and the
-audit clean. Run again, the search finds every candidate in its journal. Without a model every
+audit clean. Run again, the search finds every candidate in its journal; killed in the middle of a
+search, the run started again does not run a finished candidate again. Without a model every
 stage says it skipped, and the comparison too."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 
 import pytest
 import yaml
@@ -112,3 +116,40 @@ def test_without_a_model_every_stage_of_the_protocol_says_it_skipped(tmp_path, m
     assert printed[-1] == f"compare_systems: skipped: {reason}"
     section = systems_section(load_systems(tmp_path / "project/processed/metrics"), tmp_path / "plots")
     assert section.items == [] and section.note.startswith(f"Not run: {reason}. To run it, set params.yaml")
+
+
+def test_a_search_killed_midway_resumes_without_running_a_finished_candidate_again(tmp_path, monkeypatch, capsys):
+    asked, release, blocking = threading.Event(), threading.Event(), [True]
+    planned = team_model([PLAN_THEN_PROGRAM], lambda task: PREDICTING_CODE if "## Plan" in task else ZEROS)
+
+    def model(request):
+        if request.body["messages"][0]["content"].startswith("You design workflows") and blocking[0]:
+            asked.set()  # the baseline (and the start, the same document) ran; the run is killed here
+            release.wait(60)
+        return planned(request)
+
+    monkeypatch.setenv(KEY_ENV, API_KEY)
+    with ScriptedLLM(model) as llm:
+        access = {key: value for key, value in llm_options(llm.base_url).items() if key != "strategy"}
+        project = project_with(tmp_path, access)
+        env = flow_env(tmp_path, "http://127.0.0.1:9/api") | {KEY_ENV: API_KEY}
+        process = subprocess.Popen([sys.executable, "-m", "stages.optimize.protocol", "oneshot-task"],
+                                   cwd=project, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        try:
+            assert asked.wait(120)
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(30)
+        finally:
+            blocking[0] = False
+            release.set()
+        killed = [request.body["messages"][0]["content"][:30] for request in llm.requests]
+        monkeypatch.chdir(project)
+        monkeypatch.setattr(sys, "argv", ["stage", "oneshot-task"])
+        protocol.main()
+    roles = [request.body["messages"][0]["content"] for request in llm.requests[len(killed):]]
+    assert len(killed) == 2 and killed[1].startswith("You design workflows")  # the baseline's run, the designer
+    assert [role.startswith("You design workflows") for role in roles] == [True, False, False]  # no run repeated
+    assert "You plan the analysis" in roles[1] and "one complete Python program" in roles[2]
+    summary = json.loads((project / "processed/optimize/oneshot-task/summary.json").read_text())
+    assert next(iter(summary["units"].values()))["name"] == "plan_then_program"
