@@ -171,3 +171,43 @@ def test_verify_checks_the_artifact_against_the_prompts_artifact_block(tmp_path,
     assert told.endswith("## Check\nThe hand-in is not right as it is: work/predictions.parquet lacks the "
                          "declared columns ['qsim_mm_d'].")
     assert record.artifact_sha256 is not None and record.exit_code == 0
+
+
+def test_the_medoid_is_the_answer_closest_to_the_others():
+    from stages.evaluation.agents.llm.ensemble import medoid, numbers
+
+    assert numbers({"metrics": {"nse": 0.5, "ok": True, "bad": float("nan")}, "list": [1, "x"]}) == {
+        "metrics.nse": 0.5, "list.0": 1.0}
+    # 0.5 and 0.55 agree; 0.9 is the outlier: 0.55 is closest to both others
+    assert medoid([{"nse": 0.5}, {"nse": 0.9}, {"nse": 0.55}]) == 2
+    assert medoid([None, {"nse": 0.2}, None]) == 1 and medoid([None, None]) == 0
+    assert medoid([{"a": 1.0}, {"a": 1.0}]) == 0  # a tie: the first
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+def test_the_ensemble_hands_in_the_sample_that_agrees_most_with_the_others(tmp_path, monkeypatch):
+    from scibench_testing.limits import limits_with
+    from scibench_testing.optimize import PREDICTING_CODE, ZEROS, graded_pools
+    from scibench_testing.project import ROOT
+
+    from stages.evaluation.agents.identity import setup_agent
+    from stages.evaluation.harness import evaluate_query
+    from stages.params import AgentParams
+
+    monkeypatch.setenv(KEY_ENV, API_KEY)
+    benchmark = graded_pools(tmp_path / "benchmark")
+    document = write(tmp_path, [{"id": "vote", "op": "ensemble", "role": "modeler", "prompt": "one_turn",
+                                 "samples": 3}])
+    samples = [ZEROS.replace('"nse": 0.99', '"nse": 0.5'), ZEROS.replace('"nse": 0.99', '"nse": 0.9'),
+               PREDICTING_CODE.replace('"nse": 0.99', '"nse": 0.55')]
+    options = {key: value for key, value in llm_options("http://unused/v1").items() if key != "strategy"}
+    rows = pd.read_parquet(benchmark / "queries.parquet").set_index("query_id", drop=False)
+    with ScriptedLLM([Turn(content=f"```python\n{code}```") for code in samples]) as server:
+        agent = setup_agent("voting", AgentParams(kind="llm", options=options | {
+            "base_url": server.base_url, "workflow": str(document)}))
+        record = evaluate_query(rows.loc["q-val"].to_dict(), agent, benchmark, "graded", limits_with(wall_seconds=60),
+                                [ROOT], 0, artifacts=tmp_path / "artifacts")
+    assert json.loads(record.answer_text)["metrics"]["nse"] == 0.55
+    assert "ensemble: sample 3 of 3 handed in" in record.stdout
+    predictions = pd.read_parquet(tmp_path / "artifacts" / record.artifact_sha256)
+    assert predictions["qsim_mm_d"].tolist() == [1.0, 2.0, 3.0, 5.0, 3.0, 4.0, 6.0, 8.0]  # the third sample's file

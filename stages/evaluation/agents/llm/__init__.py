@@ -29,8 +29,8 @@ from stages.hashing import content_hash, file_sha256
 from stages.yamlfile import read_yaml
 
 LOOP = Path(__file__).parent  # the loop's code, part of an llm agent's identity
-LOOP_FILES = ("chat.py", "client.py", "interpreter.py", "loop.py", "programs.py", "prompts.py", "session.py",
-              "tools.py", "workflows/schema.py")
+LOOP_FILES = ("chat.py", "client.py", "ensemble.py", "interpreter.py", "loop.py", "programs.py", "prompts.py",
+              "session.py", "tools.py", "workflows/schema.py", "workflows/documents.py")
 LOOP_OPTIONS = ("model", "max_turns", "max_rounds", "tool_output_chars", "wall_budget_s",
                 "code_timeout_s", "scaffold")  # what the loop is told, besides its workflow
 

@@ -5,6 +5,7 @@ The workflow's stop reason is that of its last node run; a node that hands in (`
 
 from __future__ import annotations
 
+from stages.evaluation.agents.llm.ensemble import ensemble
 from stages.evaluation.agents.llm.programs import program
 from stages.evaluation.agents.llm.prompts import STRATEGY, system_prompt, task_message
 from stages.evaluation.agents.llm.session import Session
@@ -44,6 +45,10 @@ async def _generate(session: Session, node: Node, context: str) -> tuple[str, st
 async def _program(session: Session, node: Node, context: str) -> tuple[str, str]:
     rounds = session.config.max_rounds if node.rounds == "max_rounds" else node.rounds
     return await program(session, node.prompt, node.role, context, node.repair, rounds, node.reflect_role)
+
+
+async def _ensemble(session: Session, node: Node, context: str) -> tuple[str, str]:
+    return await ensemble(session, node.prompt, node.role, context, node.samples)
 
 
 async def _verify(session: Session, node: Node, context: str) -> tuple[str, str]:
@@ -86,4 +91,5 @@ def _composable(workflow: Workflow) -> Workflow:
     return workflow
 
 
-OPERATORS = {"generate": _generate, "program": _program, "verify": _verify, "compose": _compose}
+OPERATORS = {"generate": _generate, "program": _program, "verify": _verify, "ensemble": _ensemble,
+             "compose": _compose}

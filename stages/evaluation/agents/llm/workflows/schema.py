@@ -14,6 +14,8 @@ sees the notes of the earlier nodes it names in `inputs` (its edges). Operators:
 - `verify`: no model call: checks `work/answer.json` as the harness will read it and the artifact
   against the prompt's `## Artifact` block (a readable Parquet file with the declared key and
   columns, and rows); its note says what is wrong, or that it reads.
+- `ensemble`: self-consistency: `samples` calls for a complete program, each run in the kernel and
+  its hand-in set aside; the one whose numbers agree most with the others' is handed in.
 - `compose`: one call in which the model writes a workflow document for this query (the query-level
   methods: a fresh team per query), which then runs as the rest of the run; a document that cannot
   be used is sent back once with its problem, then the built-in `fallback` runs. A composed
@@ -47,7 +49,7 @@ class Node(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(pattern=NAME)
-    op: Literal["generate", "program", "tool_loop", "verify", "compose"]
+    op: Literal["generate", "program", "tool_loop", "verify", "ensemble", "compose"]
     role: str = Field("agent", pattern=NAME)
     prompt: str | None = None  # a key of prompts.STRATEGY; none for `verify`
     inputs: list[str] = []  # earlier nodes whose notes this node's task message carries
@@ -58,6 +60,7 @@ class Node(BaseModel):
     rounds: int | Literal["max_rounds"] = "max_rounds"  # program with a repair
     reflect_role: str | None = Field(None, pattern=NAME)  # program with repair: reflect
     fallback: str = Field("react", pattern=NAME)  # compose: the built-in run when no document is usable
+    samples: int = Field(3, ge=2)  # ensemble: programs sampled
 
     @model_validator(mode="after")
     def _fields_of_the_operator(self) -> Node:
