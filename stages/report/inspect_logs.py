@@ -32,6 +32,7 @@ from stages.layout import BENCHMARK, REPORTS, RUNS, SCORES
 from stages.params import load_params
 from stages.report.agent_runs import AgentRuns, load_agent_runs, run_name
 from stages.report.transcript_pages import FOLDER, checked_name, write_pages
+from stages.skipped import skipped_reason
 
 CREATED = "2000-01-01T00:00:00+00:00"  # not a time: the log's bytes follow from the runs alone
 # `inspect view` lists a JSON log only when its name starts with an ISO time (inspect_ai's
@@ -110,14 +111,16 @@ def write_log(log: EvalLog, folder: Path, agent: str) -> Path:
 
 
 def main() -> None:
-    """DVC entry point `inspect`: every evaluated agent's log and transcript pages (but the oracle's)."""
+    """DVC entry point `inspect`: every evaluated agent's and system's log and transcript pages (but the oracle's)."""
     params = load_params()
     split = params.evaluate.split
     queries = load_split(BENCHMARK, split)
     pages, logs = REPORTS / FOLDER, REPORTS / "inspect"
     for folder in (pages, logs):  # an agent no longer evaluated leaves no pages or log behind
         shutil.rmtree(folder, ignore_errors=True)
-    for agent in params.evaluate.agents:
+    # and the systems of ST-Bench's protocol that ran here (stages/optimize/protocol.py)
+    systems = [run for run in params.optimize.runs if skipped_reason(RUNS / run) is None]
+    for agent in [*params.evaluate.agents, *systems]:
         if params.agents[agent].kind == "oracle":  # its script reads the private files: no transcript, no log
             continue
         runs = load_agent_runs(agent, params.agents[agent], queries, RUNS, SCORES, params.evaluate)

@@ -68,7 +68,8 @@ def systems_section(systems: Systems, plots_dir: Path) -> Section:
     items += [cost_table(comparison), audit_table(comparison)]
     return Section("systems", title, items, note="Each run's workflows were learned by `optimize@<run>` on the "
                    "train/val pools and evaluated on the test split against the one-turn baseline of the same "
-                   "model (ST-Bench's protocol); processed/metrics/compare_systems.json holds every number.")
+                   "model (ST-Bench's protocol); processed/metrics/compare_systems.json holds every number, "
+                   "processed/reports/transcripts/<run>.html every test run.")
 
 
 def plot_gen(comparison: SystemsComparison, plots_dir: Path) -> Plot:

@@ -22,7 +22,7 @@ from scibench_testing.transcripts import chromium, inspect_view, react_runs
 from stages.evaluation.agents.identity import setup_agent
 from stages.evaluation.journal import Journal, record_key
 from stages.layout import journal_path
-from stages.params import AgentParams, EvaluateParams
+from stages.params import AgentParams, EvaluateParams, OptimizeParams
 from stages.report import inspect_logs
 from stages.report.inspect_logs import eval_log, write_log
 from stages.scoring.aggregate.suite import query_frame
@@ -86,8 +86,11 @@ def test_the_stage_writes_each_agents_log_and_pages_from_one_load_and_skips_the_
     (processed / "reports/transcripts/gone.html").write_text("an agent no longer evaluated")
     (processed / "reports/inspect").mkdir()
     (processed / "reports/inspect/2000-01-01T00-00-00_scibench_gone.json").write_text("{}")
+    (processed / "runs/one_turn").mkdir()
+    (processed / "runs/one_turn/SKIPPED").write_text("no LLM endpoint configured\n")  # a system that did not run
     params = SimpleNamespace(evaluate=EvaluateParams(split="test", agents=["oracle", "react"], epochs=2),
-                             agents={"oracle": AgentParams(kind="oracle"), "react": react})
+                             agents={"oracle": AgentParams(kind="oracle"), "react": react},
+                             optimize=OptimizeParams(runs=["one_turn"]))
     loaded, load = [], inspect_logs.load_agent_runs
     monkeypatch.setattr(inspect_logs, "load_params", lambda: params)
     monkeypatch.setattr(inspect_logs, "load_agent_runs", lambda *args: loaded.append(args[0]) or load(*args))
