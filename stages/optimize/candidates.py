@@ -35,6 +35,7 @@ class Evaluation:
     workflow: str  # the document's content hash
     rewards: dict[str, float]
     reported: dict[str, float]  # the reward each hand-in's own numbers would earn (the audit's; never climbed)
+    feedback: dict[str, str]  # what became of each run, as its agent saw it (never the truth): for the designer
     tokens: int
     seconds: float
     reused: int  # queries found in the journal, not run again
@@ -68,7 +69,9 @@ class Evaluator:
                 record_reward(self.benchmark, query_id, record, self.artifacts, self.baseline)
                 for query_id, record in records.items()}
         return Evaluation(digest, {query_id: pair[0] for query_id, pair in both.items()},
-                          {query_id: pair[1] for query_id, pair in both.items()}, sum(record.tokens for record in ran),
+                          {query_id: pair[1] for query_id, pair in both.items()},
+                          {query_id: run_feedback(record) for query_id, record in records.items()},
+                          sum(record.tokens for record in ran),
                           round(sum(record.wall_seconds for record in ran), 3), len(records) - len(ran))
 
     def run(self, workflow: Workflow, query_ids: list[str]) -> tuple[str, dict[str, JournalRecord],
@@ -112,6 +115,20 @@ class Evaluator:
     def _run(self, row: dict, agent) -> JournalRecord:
         return evaluate_query(row, agent, self.benchmark, self.bench_id, self.limits, self.hidden,
                               self.infra_retries, artifacts=self.artifacts)
+
+
+def run_feedback(record: JournalRecord) -> str:
+    """What became of a run, from what its agent saw too: exit, bound, the hand-in's problems, its last error line."""
+    if record.infra_error:
+        return "the harness could not run it"
+    parts = ["timed out" if record.timed_out else f"exit code {record.exit_code}"]
+    if record.agent_limit:
+        parts.append(f"stopped at {record.agent_limit}")
+    parts += [problem for problem in (record.answer_problem, record.artifact_problem) if problem]
+    lines = [line.strip() for line in record.stderr.splitlines() if line.strip()]
+    if lines:
+        parts.append(f"last error line: {lines[-1][:200]}")
+    return "; ".join(parts)
 
 
 def _mean(values: dict[str, float]) -> float:

@@ -38,6 +38,7 @@ class Step:
     rewards: dict[str, float]
     mean: float
     reported: float  # the mean reward its hand-ins' own numbers would earn (never climbed: the audit's)
+    feedback: dict[str, str]  # what became of each run (candidates.run_feedback)
     tokens: int
     seconds: float
     reused: int
@@ -71,7 +72,7 @@ class Search:
         self.seen[evaluation.workflow] = workflow
         self.log.append(Step(round_number, evaluation.workflow, document(parent)[1] if parent else None,
                              evaluation.rewards, round(evaluation.mean, 6), round(evaluation.reported_mean, 6),
-                             evaluation.tokens, evaluation.seconds,
+                             evaluation.feedback, evaluation.tokens, evaluation.seconds,
                              evaluation.reused))
         return evaluation.mean
 
@@ -80,11 +81,17 @@ class Search:
         return self.start if self.start is not None else builtin_workflow(name)
 
     def experience(self, parent: str | None = None) -> str:
-        """What the candidates scored so far did (those of `parent` only, when given), for the designer."""
+        """What the candidates scored so far did (those of `parent` only, when given), for the designer.
+
+        Each candidate's mean reward, its change on the workflow it changed, and per scoring query
+        (numbered, not named) its reward and what became of the run: never a truth or a gold.
+        """
         scores = {step.workflow: step.mean for step in self.log}
         lines = [f"- round {step.round}: {outline(self.seen[step.workflow])}: mean reward {step.mean:.3f}"
                  + ("" if step.parent not in scores else f" ({step.mean - scores[step.parent]:+.3f} on the"
                                                           f" workflow it changed, {outline(self.seen[step.parent])})")
+                 + "".join(f"\n  - query {number}: reward {step.rewards[query]:.3f}, {step.feedback[query]}"
+                           for number, query in enumerate(sorted(step.rewards), start=1))
                  for step in self.log if parent is None or step.parent == parent]
         return "\n".join(lines) or "- none yet"
 

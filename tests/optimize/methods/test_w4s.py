@@ -1,7 +1,7 @@
 """`w4s` (stages/optimize/methods/w4s.py): three refinements, each shown every attempt so far. The
 scripted model's code is right only after a plan; the first refinement (a lone program) scores as
 the start (0.7), the second (plan then program) 1.0 and is kept; the third prompt lists all three
-earlier attempts with their rewards."""
+earlier attempts with their rewards and what became of each run."""
 
 from __future__ import annotations
 
@@ -32,3 +32,4 @@ def test_w4s_refines_until_the_planned_workflow_and_shows_the_history(tmp_path, 
     assert ("one_turn [solve(program)]: mean reward 0.700" in third
             and "lone_program [solve(program)]: mean reward 0.700" in third
             and "plan_then_program [plan(generate), solve(program <- plan)]: mean reward 1.000" in third)
+    assert "\n  - query 1: reward 0.700, exit code 0\n" in third and "q-val" not in third  # each run's fate, unnamed
