@@ -38,7 +38,7 @@ from stages.evaluation.journal import Journal, JournalRecord
 from stages.layout import BENCHMARK, RUNS, journal_path
 from stages.params import AgentParams, EvaluateParams, PriceTable, load_params
 from stages.sandbox import debris
-from stages.skipped import write_skipped
+from stages.skipped import clear_skipped, write_skipped
 
 
 # refresh_cache=False: never cached anyway, and it spares each run a lookup of Prefect's settings
@@ -188,6 +188,7 @@ def main() -> None:
         print(f"evaluate@{args.agent}: skipped: {reason}")  # processed/runs/<agent>/ holds the reason
         write_skipped(RUNS / args.agent, reason)
         return
+    clear_skipped(RUNS / args.agent)
     settings, configured = params.evaluate, params.agents[args.agent]
     runner = task_runner(settings.dask_address, configured.concurrency or settings.concurrency)
     PREPARE.get(configured.kind, lambda: None)()  # the agent's libraries load before the flow run's clock starts

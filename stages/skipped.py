@@ -7,17 +7,20 @@ without one each writes its outputs with the reason instead of results, and what
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 REASON_FILE = "SKIPPED"
 
 
 def write_skipped(folder: Path, reason: str) -> None:
-    """Empty `folder` and leave only the reason in it."""
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
+    """Leave the reason in `folder`; what it holds stays (a journal of earlier runs is never lost)."""
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / REASON_FILE).write_text(reason + "\n")
+
+
+def clear_skipped(folder: Path) -> None:
+    """The stage runs now: a reason an earlier skip left no longer holds."""
+    (folder / REASON_FILE).unlink(missing_ok=True)
 
 
 def skipped_reason(folder: Path) -> str | None:
