@@ -409,7 +409,7 @@ def test_both_protocols_run_end_to_end_on_tiny(built):
     offline = json.loads((project / "processed/metrics/compare_systems.json").read_text())
     assert offline["skipped"].startswith("no LLM endpoint configured")
     assert "Not run: no LLM endpoint configured" in (project / "processed/reports/index.html").read_text()
-    runs = ["one_turn", "oneshot-task", "oneshot-category", "autoagents-task"]
+    runs = ["one_turn", "oneshot-task", "oneshot-category"]  # every method's search: tests/optimize/methods
     hand_in_nothing = 'import json\njson.dump({}, open("work/answer.json", "w"))\n'
     with ScriptedLLM(team_model([PLAN_THEN_PROGRAM], lambda task: hand_in_nothing)) as llm:
         access = {key: value for key, value in llm_options(llm.base_url).items() if key != "strategy"}
