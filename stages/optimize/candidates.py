@@ -36,7 +36,7 @@ class Evaluation:
     rewards: dict[str, float]
     reported: dict[str, float]  # the reward each hand-in's own numbers would earn (the audit's; never climbed)
     feedback: dict[str, str]  # what became of each run, as its agent saw it (never the truth): for the designer
-    tokens: int
+    tokens: int  # of every run scored, found in the journal or not: what the candidate costs, in any order
     seconds: float
     reused: int  # queries found in the journal, not run again
 
@@ -71,8 +71,8 @@ class Evaluator:
         return Evaluation(digest, {query_id: pair[0] for query_id, pair in both.items()},
                           {query_id: pair[1] for query_id, pair in both.items()},
                           {query_id: run_feedback(record) for query_id, record in records.items()},
-                          sum(record.tokens for record in ran),
-                          round(sum(record.wall_seconds for record in ran), 3), len(records) - len(ran))
+                          sum(record.tokens for record in records.values()),
+                          round(sum(record.wall_seconds for record in records.values()), 3), len(records) - len(ran))
 
     def run(self, workflow: Workflow, query_ids: list[str]) -> tuple[str, dict[str, JournalRecord],
                                                                         list[JournalRecord]]:

@@ -64,7 +64,7 @@ def systems_section(systems: Systems, plots_dir: Path) -> Section:
              plot_coverage(systems.metrics, plots_dir, "systems-coverage"),
              replace(versus_table(comparison), key="systems-versus")]
     if comparison.generalizability:
-        items.append(replace(generalizability_table(comparison), key="systems-gen"))
+        items.append(replace(generalizability_table(comparison), key="systems-generalizability"))
     items += [cost_table(comparison), audit_table(comparison)]
     return Section("systems", title, items, note="Each run's workflows were learned by `optimize@<run>` on the "
                    "train/val pools and evaluated on the test split against the one-turn baseline of the same "

@@ -100,8 +100,8 @@ def test_both_protocols_learn_evaluate_on_test_and_compare_with_the_baseline(tmp
                                              "gen": 0.0}]
     section = systems_section(load_systems(project / "processed/metrics"), tmp_path / "plots")
     assert [getattr(item, "key", None) or item.name for item in section.items] == [
-        "systems-scores", "systems-gen", "systems-frontier", "systems-coverage", "systems-versus", "systems-gen",
-        "systems-search-cost", "systems-audit"]
+        "systems-scores", "systems-gen", "systems-frontier", "systems-coverage", "systems-versus",
+        "systems-generalizability", "systems-search-cost", "systems-audit"]
     assert sorted(path.name for path in (tmp_path / "plots").glob("*.png")) == [
         "systems-coverage.png", "systems-frontier.png", "systems-gen.png", "systems-scores.png"]
     audit = {row[0]: row[1:] for row in section.items[-1].rows}
