@@ -97,5 +97,5 @@ def test_a_workflow_document_is_the_agent_by_what_it_holds_not_where_it_lies(tmp
     assert key_of(by_document | {"workflow": str(first)}) == key_of(BASE | {"strategy": "react"})
     second.write_text(second.read_text().replace("finish: submit", "finish: submit, turns: 3"))
     assert key_of(by_document | {"workflow": str(second)}) != key_of(by_document | {"workflow": str(first)})
-    with pytest.raises(ValidationError, match="either a built-in `strategy` or a `workflow` document"):
+    with pytest.raises(ValidationError, match="one of a built-in `strategy`, a `workflow` document or a `workflows`"):
         key_of(BASE | {"workflow": str(first)})
