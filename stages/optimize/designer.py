@@ -16,12 +16,11 @@ import yaml
 from stages.evaluation.agents.llm.asking import Asker
 from stages.evaluation.agents.llm.options import ModelAccess
 from stages.evaluation.agents.llm.workflows import Workflow
-from stages.evaluation.agents.llm.workflows.documents import catalogue, parse_workflow
+from stages.evaluation.agents.llm.workflows.documents import RETRY, catalogue, parse_workflow
 
 SYSTEM = ("You design workflows for an AI agent that does a scientific data analysis in a Python sandbox. A"
           " workflow is a YAML document of nodes run in order; its reward is measured on queries of the task."
           " Reply with one complete document in a ```yaml block and nothing else.")
-RETRY = "Your document could not be used: {problem}. Reply again with one complete document in a ```yaml block."
 
 
 class Designer:

@@ -36,7 +36,7 @@ from stages.optimize.baseline import baseline_values
 from stages.optimize.candidates import Evaluator, document
 from stages.optimize.designer import Designer
 from stages.optimize.methods import BUDGETS, METHODS
-from stages.optimize.search import Budget, Search
+from stages.optimize.search import Search
 from stages.params import BASELINE_RUN, ProjectParams, load_params
 
 SHOWN_TASKS = 3  # a category's designer is shown this many of its tasks' prompts
@@ -75,7 +75,7 @@ def run_protocol(run: str, params: ProjectParams, benchmark: Path = BENCHMARK, o
     queries = pd.read_parquet(benchmark / "queries.parquet").sort_values("query_id")
     pools = queries[queries["split"] != "test"]
     grouped = units(queries, benchmark, protocol)
-    if run == BASELINE_RUN:
+    if run == BASELINE_RUN:  # the one-turn baseline on every task: nothing searched
         (out / "workflows").mkdir()
         (out / "workflows" / "one_turn.yaml").write_text(document(builtin_workflow("one_turn"))[0])
         write_json(out / "index.json", {task_id: "workflows/one_turn.yaml"
@@ -86,8 +86,7 @@ def run_protocol(run: str, params: ProjectParams, benchmark: Path = BENCHMARK, o
     evaluator = Evaluator(benchmark, settings.model, Path(settings.cache_dir) / content_hash(access.identity()),
                           params.evaluate.limits.to_limits(), [Path.cwd().resolve()], {}, settings.concurrency,
                           params.evaluate.infra_retries)
-    chosen = settings.budgets.get(method)
-    budget = Budget(chosen.rounds, chosen.val_queries) if chosen else BUDGETS[method]
+    budget = settings.budgets.get(method, BUDGETS[method])
     index, summary["units"] = {}, {}
     for unit, tasks in grouped.items():
         pool = pools[pools["task_id"].isin(tasks)]

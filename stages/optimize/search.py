@@ -18,14 +18,9 @@ import numpy as np
 from stages.evaluation.agents.llm.workflows import Workflow, builtin_workflow
 from stages.optimize.candidates import Evaluator, document
 from stages.optimize.designer import Designer
+from stages.params import MethodBudget
 
-
-@dataclass(frozen=True)
-class Budget:
-    """What a method may spend: rounds of proposals, val queries a candidate is scored on."""
-
-    rounds: int = 1
-    val_queries: int = 2
+Budget = MethodBudget  # what a method may spend: rounds of proposals, val queries a candidate is scored on
 
 
 @dataclass(frozen=True)
@@ -53,7 +48,7 @@ class Search:
     train: list[str]
     val: list[str]
     designer: Designer | None
-    budget: Budget = Budget()
+    budget: Budget = field(default_factory=Budget)
     seed: int = 0
     start: Workflow | None = None  # where the method starts (None: the method's own default)
     log: list[Step] = field(default_factory=list)

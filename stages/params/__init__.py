@@ -108,12 +108,12 @@ def load_params(path: Path = Path("params.yaml")) -> ProjectParams:
 
 
 def learned_system(settings: OptimizeParams, run: str) -> AgentParams:
-    """The agent an optimize run hands in: the run's workflows (one per task) on `optimize.model`.
+    """The agent an optimize run hands in: the run's workflows on `optimize.model`, one per task.
 
-    The baseline run is the built-in one-turn strategy on the same model. Without a model the agent
-    cannot be set up; the stages of the protocol skip first (`OptimizeParams.skipped`).
+    The baseline run's are the one-turn workflow on every task. Without a model the agent cannot be
+    set up; the stages of the protocol skip first (`OptimizeParams.skipped`).
     """
     from stages.layout import OPTIMIZE
 
-    chosen = {"strategy": "one_turn"} if run == BASELINE_RUN else {"workflows": str(OPTIMIZE / run)}
-    return AgentParams(kind="llm", options=(settings.model or {}) | chosen, concurrency=settings.concurrency)
+    return AgentParams(kind="llm", options=(settings.model or {}) | {"workflows": str(OPTIMIZE / run)},
+                       concurrency=settings.concurrency)

@@ -12,13 +12,12 @@ them differ: at temperature 0 with a fixed seed they are one program at `samples
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 
 from stages.catalog_scopes import read_prompt_block
 from stages.evaluation.agents.llm.prompts import extract_code, system_prompt, task_message
 from stages.evaluation.agents.llm.session import Session
-from stages.sandbox.workspace import ANSWER_FILE, MAX_ANSWER_BYTES
+from stages.sandbox.workspace import ANSWER_FILE
 
 ASIDE = "work/.ensemble"
 SET_ASIDE = """import os as _os, shutil as _shutil
@@ -83,14 +82,8 @@ def numbers(value, prefix: str = "") -> dict[str, float]:
 
 
 async def _numbers(session: Session) -> dict[str, float] | None:
-    taken = await asyncio.get_running_loop().run_in_executor(None, session.kernel.read_work, ANSWER_FILE,
-                                                             MAX_ANSWER_BYTES + 1)
-    try:
-        fits = taken.data is not None and len(taken.data) <= MAX_ANSWER_BYTES
-        answer = json.loads(taken.data) if fits else None
-    except ValueError:
-        return None
-    return numbers(answer) if isinstance(answer, dict) else None
+    answer, _ = await session.answer()
+    return None if answer is None else numbers(answer)
 
 
 def _artifact(prompt: str) -> list[str]:

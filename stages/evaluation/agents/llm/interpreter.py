@@ -10,11 +10,10 @@ from stages.evaluation.agents.llm.programs import program
 from stages.evaluation.agents.llm.prompts import STRATEGY, system_prompt, task_message
 from stages.evaluation.agents.llm.session import Session
 from stages.evaluation.agents.llm.tools import FINISH, tool_loop
-from stages.evaluation.agents.llm.workflows.documents import catalogue, parse_workflow
+from stages.evaluation.agents.llm.workflows.documents import RETRY, catalogue, parse_workflow
 from stages.evaluation.agents.llm.workflows.schema import Node, Workflow, builtin_workflow
 
 READS = "work/answer.json reads as a JSON object, and the declared artifact (if any) has its columns and rows."
-RETRY = "That document cannot run: {problem}. Reply again with one complete document in a ```yaml block."
 
 
 async def run_workflow(workflow: Workflow, session: Session) -> str:
@@ -76,12 +75,12 @@ async def _compose(session: Session, node: Node, context: str) -> tuple[str, str
             composed = _composable(parse_workflow(reply))
             break
         except ValueError as problem:
-            session.log.append(f"{node.id}: the composed document cannot run ({problem})")
+            session.say(f"{node.id}: the composed document cannot run ({problem})")
             messages += [{"role": "assistant", "content": reply}, {"role": "user", "content": RETRY.format(
                 problem=problem)}]
     if composed is None:
         composed = builtin_workflow(node.fallback)
-    session.log.append(f"{node.id}: runs {composed.name!r} ({', '.join(n.id for n in composed.nodes)})")
+    session.say(f"{node.id}: runs {composed.name!r} ({', '.join(n.id for n in composed.nodes)})")
     return await run_workflow(composed, session), f"(the composed workflow {composed.name!r} ran)"
 
 

@@ -67,21 +67,25 @@ class Session:
         timeout = min(self.config.code_timeout_s, max(self.chat.remaining(), 0))
         return describe(ran, timeout, self.config.tool_output_chars)
 
-    async def answer_problem(self) -> str | None:
-        """Why `work/answer.json` cannot be handed in as it is, or None when it is a JSON object."""
+    async def answer(self) -> tuple[dict | None, str | None]:
+        """`work/answer.json` as the harness will read it: the JSON object, or None and why not."""
         taken = (await asyncio.get_running_loop().run_in_executor(
             None, self.kernel.read_work, ANSWER_FILE, MAX_ANSWER_BYTES + 1))
         if taken.missing:
-            return "work/answer.json cannot be read: No such file or directory"
+            return None, "work/answer.json cannot be read: No such file or directory"
         if taken.data is None:
-            return f"work/answer.json cannot be read: {taken.problem}"
+            return None, f"work/answer.json cannot be read: {taken.problem}"
         if len(taken.data) > MAX_ANSWER_BYTES:
-            return f"work/answer.json is over {MAX_ANSWER_BYTES} bytes"
+            return None, f"work/answer.json is over {MAX_ANSWER_BYTES} bytes"
         try:
             answer = json.loads(taken.data)
         except ValueError as error:
-            return f"work/answer.json is not valid JSON: {error}"
-        return None if isinstance(answer, dict) else "work/answer.json is not a JSON object"
+            return None, f"work/answer.json is not valid JSON: {error}"
+        return (answer, None) if isinstance(answer, dict) else (None, "work/answer.json is not a JSON object")
+
+    async def answer_problem(self) -> str | None:
+        """Why `work/answer.json` cannot be handed in as it is, or None when it is a JSON object."""
+        return (await self.answer())[1]
 
     async def artifact_problem(self) -> str | None:
         """What is wrong with the artifact the prompt's `## Artifact` block declares, or None.

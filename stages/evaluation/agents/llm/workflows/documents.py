@@ -17,6 +17,7 @@ from stages.evaluation.agents.llm.workflows import schema
 from stages.evaluation.agents.llm.workflows.schema import BUILTIN, Workflow
 
 YAML_BLOCK = re.compile(r"```ya?ml\s*\n(.*?)```", re.DOTALL)
+RETRY = "That document cannot run: {problem}. Reply again with one complete document in a ```yaml block."
 
 
 def parse_workflow(reply: str) -> Workflow:
