@@ -208,6 +208,19 @@ def test_the_ensemble_hands_in_the_sample_that_agrees_most_with_the_others(tmp_p
         record = evaluate_query(rows.loc["q-val"].to_dict(), agent, benchmark, "graded", limits_with(wall_seconds=60),
                                 [ROOT], 0, artifacts=tmp_path / "artifacts")
     assert json.loads(record.answer_text)["metrics"]["nse"] == 0.55
-    assert "ensemble: sample 3 of 3 handed in" in record.stdout
+    assert "ensemble: sample 3 of 3 run handed in" in record.stdout
     predictions = pd.read_parquet(tmp_path / "artifacts" / record.artifact_sha256)
     assert predictions["qsim_mm_d"].tolist() == [1.0, 2.0, 3.0, 5.0, 3.0, 4.0, 6.0, 8.0]  # the third sample's file
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+def test_a_composed_workflow_cannot_spend_past_the_agents_bounds(tmp_path, monkeypatch):
+    """An explorer that composes a million-sample ensemble is stopped at max_turns (8 calls in all)."""
+    monkeypatch.setenv(KEY_ENV, API_KEY)
+    greedy = "```yaml\nname: greedy\nnodes:\n  - {id: vote, op: ensemble, prompt: one_turn, samples: 1000000}\n```"
+    script = [Turn(content=greedy)] + [Turn(content=f"```python\n{MEAN_CODE}```")] * 20
+    options = {key: value for key, value in llm_options("http://unused/v1").items() if key != "strategy"}
+    with ScriptedLLM(script) as server:
+        ran = run_llm_query(tmp_path / "run", options | {"base_url": server.base_url, "strategy": "explorer"})
+    assert len(server.requests) == 8 and len(ran.record.usage.calls) == 8
+    assert ran.record.agent_limit == "max_turns" and ran.record.answer_text == '{"answer": 2.5}'

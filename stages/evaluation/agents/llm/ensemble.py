@@ -5,7 +5,8 @@ kernel; after each run the hand-in it left (`work/answer.json` and the artifact 
 `## Artifact` block declares) is set aside in the sandbox by a cell of the harness's own. The
 sample whose reported numbers agree most with the others' (the medoid: the least summed relative
 distance over the numbers two hand-ins share) is put back as the hand-in; a sample that left no
-JSON object is chosen only when none did. The samples differ only as the endpoint's sampling makes
+JSON object is chosen only when none did. A loop stopped at a bound (calls, tokens, wall time) hands
+in the best of the samples it finished. The samples differ only as the endpoint's sampling makes
 them differ: at temperature 0 with a fixed seed they are one program at `samples` times its cost.
 """
 
@@ -40,16 +41,19 @@ async def ensemble(session: Session, prompt: str, role: str, notes: str, samples
     messages = [{"role": "system", "content": system_prompt(prompt, config.scaffold, config.domain)},
                 task_message(session.task, notes)]
     names = [ANSWER_FILE, *_artifact(session.task)]
-    answers = []
-    for index in range(samples):
-        code = extract_code((await session.chat.complete(messages, role)).content)
-        if code is not None:
-            await session.run(code)
-        answers.append(await _numbers(session))
-        await _harness_cell(session, SET_ASIDE.format(folder=f"{ASIDE}/{index}", names=names))
-    chosen = medoid(answers)
-    await _harness_cell(session, PUT_BACK.format(folder=f"{ASIDE}/{chosen}", names=names, aside=ASIDE))
-    session.say(f"  ensemble: sample {chosen + 1} of {samples} handed in")
+    answers: list[dict[str, float] | None] = []
+    try:
+        for index in range(samples):
+            code = extract_code((await session.chat.complete(messages, role)).content)
+            if code is not None:
+                await session.run(code)
+            answers.append(await _numbers(session))
+            await _harness_cell(session, SET_ASIDE.format(folder=f"{ASIDE}/{index}", names=names))
+    finally:  # stopped at a bound too: the samples set aside so far are not lost
+        if answers:
+            chosen = medoid(answers)
+            await _harness_cell(session, PUT_BACK.format(folder=f"{ASIDE}/{chosen}", names=names, aside=ASIDE))
+            session.say(f"  ensemble: sample {chosen + 1} of {len(answers)} run handed in")
     return "done", (f"Of {samples} programs, sample {chosen + 1} was handed in: its numbers agree most with "
                     "the others'.")
 
